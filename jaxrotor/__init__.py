@@ -1,0 +1,39 @@
+"""jaxrotor: differentiable simulation, analysis and design of tilted and tilting multirotors.
+
+The public API is re-exported here; see ``docs/`` for the theory and workflows.
+"""
+
+from . import allocation, presets, so3
+from .allocation import (
+    allocation_matrix as allocation_matrix,
+    force_matrix as force_matrix,
+    hover_inputs as hover_inputs,
+    moment_matrix as moment_matrix,
+    wrench as wrench,
+)
+from .dynamics import (
+    Actuators as Actuators,
+    FirstOrderMotor as FirstOrderMotor,
+    FirstOrderServo as FirstOrderServo,
+    IdealMotor as IdealMotor,
+    IdealServo as IdealServo,
+    RotorCommand as RotorCommand,
+    VehicleState as VehicleState,
+    WrenchCommand as WrenchCommand,
+    initial_state as initial_state,
+    vehicle_derivative as vehicle_derivative,
+)
+from .integrate import Integrator as Integrator
+from .platform import (
+    Platform as Platform,
+    class_label as class_label,
+    explicit_platform as explicit_platform,
+    lumped_inertia as lumped_inertia,
+    rotor_axes as rotor_axes,
+    rotor_positions as rotor_positions,
+    star_platform as star_platform,
+)
+from .simulate import DivergenceLimits as DivergenceLimits, simulate_open_loop as simulate_open_loop
+from .trajectory import Trajectory as Trajectory
+
+__version__ = "0.1.0"

@@ -1,0 +1,33 @@
+"""The ``jaxrotor`` command line: ``jaxrotor simulate``, ``jaxrotor analyze``, ``jaxrotor presets``, ...
+
+Each sub-command lives in its own module of this package and is registered on
+the :data:`main` click group below. Sub-command modules import JAX lazily so
+``jaxrotor --help`` answers at once.
+"""
+
+from __future__ import annotations
+
+import click
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="jaxrotor")
+def main() -> None:
+    """jaxrotor: simulate, analyse and optimise tilted and tilting multirotors."""
+
+
+def _register() -> None:
+    import importlib
+
+    for module in ("simulate", "analyze", "optimize"):
+        try:
+            mod = importlib.import_module(f"{__name__}.{module}")
+        except ModuleNotFoundError as err:  # a sub-command module not present in this build
+            if err.name != f"{__name__}.{module}":
+                raise
+            continue
+        for cmd in getattr(mod, "COMMANDS", ()):
+            main.add_command(cmd)
+
+
+_register()

@@ -1,0 +1,343 @@
+"""Vehicle dynamics: Newton-Euler rigid body (eqs. 1-2, 11-12) with actuator lag.
+
+State (:class:`VehicleState`): position ``p`` and velocity ``v`` in the world
+frame, attitude ``R`` (body to world, stored as a 3x3 matrix), body angular
+velocity ``omega``, rotor speeds ``omega_i`` and the current tilt angles.
+
+    p_dot     = v                                             (1)
+    R_dot     = R [omega]_x                                   (2)
+    m v_dot   = -m g e_3 + R f_c + f_ext                      (11)
+    J omega_dot = -omega x J omega + tau_c                    (12)
+
+with ``f_c = F u`` and ``tau_c = M u`` (eq. 10). Actuators:
+
+* motors: :class:`IdealMotor` applies the commanded ``u`` at once (the paper's
+  analytic setup); :class:`FirstOrderMotor` is the differentiable lag
+  ``omega_i_dot = (omega_cmd,i - omega_i) / tau_m`` with
+  ``omega_cmd,i = clip(sqrt(u_cmd,i), omega_min, omega_max)`` and ``u_i = omega_i^2``;
+* tilt servos: :class:`IdealServo` or :class:`FirstOrderServo`
+  (``angle_dot = clip((angle_cmd - angle)/tau_s, -rate, rate)``).
+"""
+
+from __future__ import annotations
+
+import abc
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import Array
+
+from . import so3
+from .allocation import allocation_matrix
+from .platform import Platform
+
+__all__ = [
+    "VehicleState",
+    "RotorCommand",
+    "WrenchCommand",
+    "AbstractMotor",
+    "IdealMotor",
+    "FirstOrderMotor",
+    "AbstractServo",
+    "IdealServo",
+    "FirstOrderServo",
+    "Actuators",
+    "initial_state",
+    "rigid_body_derivative",
+    "vehicle_derivative",
+    "VehicleOutputs",
+    "safe_sqrt",
+]
+
+
+def safe_sqrt(x: Array, eps: float = 1e-12) -> Array:
+    """``sqrt(max(x, 0))`` with a finite derivative at and below zero."""
+    pos = x > eps
+    return jnp.where(pos, jnp.sqrt(jnp.where(pos, x, 1.0)), 0.0)
+
+
+class VehicleState(eqx.Module):
+    """The integrated state of one vehicle.
+
+    Attributes:
+        p: ``(3,)`` position of the centre of mass in the world frame [m].
+        v: ``(3,)`` velocity in the world frame [m/s].
+        R: ``(3, 3)`` attitude, body to world.
+        omega: ``(3,)`` angular velocity in the body frame [rad/s].
+        rotor_speed: ``(n,)`` rotor speeds ``omega_i`` [rad/s] (integrated only with a lagged motor).
+        alpha: current cant angle(s) [rad], shape of ``platform.alpha`` (integrated only with a lagged servo).
+        beta: current dihedral angle(s) [rad], shape of ``platform.beta``.
+    """
+
+    p: Array
+    v: Array
+    R: Array
+    omega: Array
+    rotor_speed: Array
+    alpha: Array
+    beta: Array
+
+
+class RotorCommand(eqx.Module):
+    """Actuator command: rotor inputs ``u = omega^2`` ``(n,)`` [rad^2/s^2] and, for a
+    tilting platform, tilt angles (shapes of ``platform.alpha``/``beta``, or ``None``
+    to keep the platform's)."""
+
+    u: Array
+    alpha: Array | None = None
+    beta: Array | None = None
+
+
+class WrenchCommand(eqx.Module):
+    """Direct body-wrench input ``(f_c, tau_c)``, each ``(3,)`` [N], [N m], body frame.
+
+    Bypasses the rotors (the paper's block with wrench inputs)."""
+
+    force: Array
+    torque: Array
+
+
+def initial_state(
+    platform: Platform,
+    p: Array | None = None,
+    R: Array | None = None,
+    v: Array | None = None,
+    omega: Array | None = None,
+    rotor_speed: Array | None = None,
+) -> VehicleState:
+    """Initial conditions; every omitted quantity is zero (identity attitude).
+
+    Args:
+        platform: the design (sets ``n`` and the initial tilt angles).
+        p: ``(3,)`` world position [m]. R: ``(3, 3)`` attitude or ``(4,)`` quaternion
+            ``(w, x, y, z)``. v: ``(3,)`` world velocity [m/s]. omega: ``(3,)`` body
+            rate [rad/s]. rotor_speed: ``(n,)`` [rad/s] or ``"hover"`` for the
+            minimum-norm hover speeds.
+    """
+    dtype = platform.mass.dtype
+    z3 = jnp.zeros(3, dtype=dtype)
+    R_arr = jnp.eye(3, dtype=dtype) if R is None else jnp.asarray(R, dtype=dtype)
+    if R_arr.shape == (4,):
+        R_arr = so3.quat_to_rot(R_arr)
+    if isinstance(rotor_speed, str):
+        if rotor_speed != "hover":
+            raise ValueError(f"initial_state: `rotor_speed` = {rotor_speed!r} is invalid. Fix: pass an array or 'hover'.")
+        from .allocation import hover_inputs
+
+        rs = safe_sqrt(hover_inputs(platform))
+    elif rotor_speed is None:
+        rs = jnp.zeros(platform.n_rotors, dtype=dtype)
+    else:
+        rs = jnp.asarray(rotor_speed, dtype=dtype)
+    return VehicleState(
+        p=z3 if p is None else jnp.asarray(p, dtype=dtype),
+        v=z3 if v is None else jnp.asarray(v, dtype=dtype),
+        R=R_arr,
+        omega=z3 if omega is None else jnp.asarray(omega, dtype=dtype),
+        rotor_speed=rs,
+        alpha=platform.alpha,
+        beta=platform.beta,
+    )
+
+
+# --------------------------------------------------------------------------- actuators
+
+
+def _check_positive(owner: str, name: str, value: Array, fix: str) -> None:
+    """Raise a ValueError naming ``owner.name`` unless a concrete ``value`` is finite and > 0."""
+    if isinstance(value, jax.core.Tracer):
+        return
+    v = np.asarray(value, dtype=float)
+    if not (np.all(np.isfinite(v)) and np.all(v > 0)):
+        raise ValueError(f"{owner} parameter `{name}` = {v.tolist()!r} is invalid: it must be finite and > 0. Fix: {fix}.")
+
+
+class AbstractMotor(eqx.Module):
+    """Rotor-speed actuator model: maps a commanded ``u`` to the applied ``u`` and ``d omega_i / dt``."""
+
+    @abc.abstractmethod
+    def applied(self, platform: Platform, rotor_speed: Array, u_cmd: Array) -> tuple[Array, Array]:
+        """Return ``(u_applied (n,), rotor_speed_dot (n,))``."""
+
+
+class IdealMotor(AbstractMotor):
+    """No lag and no bounds: ``u = u_cmd`` instantly, even if negative (the paper's analytic setup).
+
+    ``rotor_speed`` is not integrated (derivative zero); reported speeds are ``sqrt(max(u, 0))``.
+    """
+
+    def applied(self, platform, rotor_speed, u_cmd):
+        return u_cmd, jnp.zeros_like(rotor_speed)
+
+
+class FirstOrderMotor(AbstractMotor):
+    """First-order rotor-speed lag with speed limits.
+
+    ``omega_cmd = clip(sqrt(max(u_cmd, 0)), omega_min, omega_max)``,
+    ``omega_dot = (omega_cmd - omega) / time_constant``, applied ``u = omega^2``.
+
+    Attributes:
+        time_constant: ``tau_m`` [s], scalar leaf (differentiable).
+    """
+
+    time_constant: Array
+
+    def __init__(self, time_constant: float | Array = 0.03):
+        tc = jnp.asarray(time_constant, dtype=jnp.result_type(float))
+        if tc.ndim != 0:
+            raise ValueError(f"FirstOrderMotor parameter `time_constant` must be a scalar, got shape {tc.shape}. "
+                             "Fix: pass one time constant in seconds.")
+        _check_positive("FirstOrderMotor", "time_constant", tc, "pass e.g. 0.03 (30 ms), or use IdealMotor() for no lag")
+        self.time_constant = tc
+
+    def applied(self, platform, rotor_speed, u_cmd):
+        w_cmd = jnp.clip(safe_sqrt(u_cmd), platform.omega_min, platform.omega_max)
+        return rotor_speed**2, (w_cmd - rotor_speed) / self.time_constant
+
+
+class AbstractServo(eqx.Module):
+    """Tilt-servo model for tilting platforms."""
+
+    @abc.abstractmethod
+    def applied(self, current: Array, command: Array) -> tuple[Array, Array]:
+        """Return ``(angle_applied, angle_dot)`` for one angle set."""
+
+
+class IdealServo(AbstractServo):
+    """The tilt angles follow the command instantly."""
+
+    def applied(self, current, command):
+        return command, jnp.zeros_like(current)
+
+
+class FirstOrderServo(AbstractServo):
+    """First-order tilt servo with a rate limit:
+    ``angle_dot = clip((command - angle) / time_constant, -rate_limit, rate_limit)``.
+
+    Attributes:
+        time_constant: ``tau_s`` [s].
+        rate_limit: largest ``|angle_dot|`` [rad/s].
+    """
+
+    time_constant: Array
+    rate_limit: Array
+
+    def __init__(self, time_constant: float | Array = 0.05, rate_limit: float | Array = 6.0):
+        self.time_constant = jnp.asarray(time_constant, dtype=jnp.result_type(float))
+        self.rate_limit = jnp.asarray(rate_limit, dtype=jnp.result_type(float))
+        _check_positive("FirstOrderServo", "time_constant", self.time_constant, "pass e.g. 0.05 s")
+        _check_positive("FirstOrderServo", "rate_limit", self.rate_limit, "pass e.g. 6.0 rad/s")
+
+    def applied(self, current, command):
+        rate = jnp.clip((command - current) / self.time_constant, -self.rate_limit, self.rate_limit)
+        return current, rate
+
+
+class Actuators(eqx.Module):
+    """Motor and tilt-servo models. Default: ideal (the paper's analytic setup)."""
+
+    motor: AbstractMotor = IdealMotor()
+    servo: AbstractServo = IdealServo()
+
+
+class VehicleOutputs(eqx.Module):
+    """Quantities beyond the state at one instant.
+
+    Attributes:
+        accel: ``(3,)`` linear acceleration ``p_ddot`` in the world frame [m/s^2].
+        angular_accel: ``(3,)`` ``omega_dot`` in the body frame [rad/s^2].
+        u: ``(n,)`` applied inputs [rad^2/s^2].
+        rotor_speed: ``(n,)`` rotor speeds [rad/s].
+        force: ``(3,)`` applied control force ``f_c`` (body frame) [N].
+        torque: ``(3,)`` applied control moment ``tau_c`` (body frame) [N m].
+        alpha: applied cant angle(s) [rad], shape of ``platform.alpha``.
+        beta: applied dihedral angle(s) [rad], shape of ``platform.beta``.
+    """
+
+    accel: Array
+    angular_accel: Array
+    u: Array
+    rotor_speed: Array
+    force: Array
+    torque: Array
+    alpha: Array
+    beta: Array
+
+
+# --------------------------------------------------------------------------- vector field
+
+
+def rigid_body_derivative(
+    platform: Platform,
+    state: VehicleState,
+    force_b: Array,
+    torque_b: Array,
+    force_ext_w: Array | None = None,
+) -> tuple[Array, Array, Array, Array]:
+    """Newton-Euler equations (1), (2), (11), (12).
+
+    Args:
+        platform: supplies ``m``, ``J``, ``g``.
+        state: current state (uses ``v``, ``R``, ``omega``).
+        force_b: ``(3,)`` control force in the body frame [N].
+        torque_b: ``(3,)`` control moment about the centre of mass, body frame [N m].
+        force_ext_w: optional ``(3,)`` external force in the world frame [N] (disturbance, drag).
+
+    Returns:
+        ``(p_dot, v_dot, R_dot, omega_dot)``.
+    """
+    g_w = jnp.zeros(3, dtype=force_b.dtype).at[2].set(-platform.gravity)
+    v_dot = g_w + state.R @ force_b / platform.mass
+    if force_ext_w is not None:
+        v_dot = v_dot + force_ext_w / platform.mass
+    R_dot = state.R @ so3.hat(state.omega)
+    J = platform.inertia
+    omega_dot = jnp.linalg.solve(J, torque_b - jnp.cross(state.omega, J @ state.omega))
+    return state.v, v_dot, R_dot, omega_dot
+
+
+def vehicle_derivative(
+    platform: Platform,
+    actuators: Actuators,
+    state: VehicleState,
+    command: RotorCommand | WrenchCommand,
+    force_ext_w: Array | None = None,
+) -> tuple[VehicleState, VehicleOutputs]:
+    """Time derivative of the vehicle state under an actuator command.
+
+    ``command`` is chosen statically: a :class:`RotorCommand` goes through the
+    motor (and servo) models and ``G(alpha, beta) u``; a :class:`WrenchCommand`
+    is applied directly.
+
+    Returns:
+        ``(state_dot, outputs)``.
+    """
+    if isinstance(command, WrenchCommand):
+        force_b, torque_b = command.force, command.torque
+        u = jnp.zeros_like(state.rotor_speed)
+        speed = state.rotor_speed
+        speed_dot = jnp.zeros_like(state.rotor_speed)
+        alpha, beta = state.alpha, state.beta
+        alpha_dot, beta_dot = jnp.zeros_like(state.alpha), jnp.zeros_like(state.beta)
+    else:
+        u, speed_dot = actuators.motor.applied(platform, state.rotor_speed, command.u)
+        speed = state.rotor_speed if isinstance(actuators.motor, FirstOrderMotor) else safe_sqrt(u)
+        alpha, alpha_dot = _tilt(platform, actuators, "alpha", state.alpha, command.alpha)
+        beta, beta_dot = _tilt(platform, actuators, "beta", state.beta, command.beta)
+        G = allocation_matrix(platform, alpha, beta)
+        w = G @ u
+        force_b, torque_b = w[:3], w[3:]
+    p_dot, v_dot, R_dot, omega_dot = rigid_body_derivative(platform, state, force_b, torque_b, force_ext_w)
+    d = VehicleState(p=p_dot, v=v_dot, R=R_dot, omega=omega_dot, rotor_speed=speed_dot, alpha=alpha_dot, beta=beta_dot)
+    out = VehicleOutputs(accel=v_dot, angular_accel=omega_dot, u=u, rotor_speed=speed, force=force_b, torque=torque_b,
+                         alpha=alpha, beta=beta)
+    return d, out
+
+
+def _tilt(platform, actuators, key, current, command):
+    """Applied angle and its derivative for one angle set (static choice by ``platform.tilting``)."""
+    if key not in platform.tilting or command is None:
+        return current, jnp.zeros_like(current)
+    return actuators.servo.applied(current, jnp.broadcast_to(command, current.shape))

@@ -1,0 +1,120 @@
+"""Thin layer over ``diffrax.diffeqsolve``: solver choice, step control, save times.
+
+Two modes, chosen statically by :class:`Integrator`:
+
+* adaptive (default, for accuracy reports): an embedded Runge-Kutta method with a
+  PID step-size controller told the reference's jump times (``jump_ts``), so no
+  step straddles a discontinuity;
+* fixed step (for gradients): ``diffrax.StepTo`` on a grid of step ``dt`` that
+  also contains every jump time, so again no step straddles one.
+
+Failures never raise inside compiled code (``throw=False``); the diffrax result
+code comes back so a caller can flag the run (see ``Trajectory.diverged``).
+"""
+
+from __future__ import annotations
+
+import diffrax
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+
+__all__ = ["Integrator", "integrate", "fixed_step_grid", "save_times"]
+
+
+class Integrator(eqx.Module):
+    """How to integrate: solver, step control and tolerances (all static).
+
+    Attributes:
+        solver: a diffrax solver; default ``Tsit5`` (5th order, embedded error estimate).
+        adaptive: adaptive step size (``True``) or a fixed step ``dt``.
+        dt: the fixed step, or the first trial step when adaptive [s].
+        rtol, atol: relative and absolute tolerances of the adaptive controller.
+        max_steps: step budget of one solve (adaptive); a solve that needs more is
+            reported as failed, never silently truncated.
+    """
+
+    solver: diffrax.AbstractSolver = diffrax.Tsit5()
+    adaptive: bool = eqx.field(static=True, default=True)
+    dt: float = eqx.field(static=True, default=1e-3)
+    rtol: float = eqx.field(static=True, default=1e-8)
+    atol: float = eqx.field(static=True, default=1e-10)
+    max_steps: int = eqx.field(static=True, default=200_000)
+
+    def __check_init__(self):
+        if not (self.dt > 0):
+            raise ValueError(f"Integrator parameter `dt` = {self.dt!r} is invalid: the step must be > 0 s. Fix: pass e.g. 1e-3.")
+        if self.adaptive and not (self.rtol > 0 and self.atol > 0):
+            raise ValueError(
+                f"Integrator parameters `rtol` = {self.rtol!r}, `atol` = {self.atol!r} are invalid: tolerances must be "
+                "> 0. Fix: pass e.g. rtol=1e-8, atol=1e-10."
+            )
+        if not (self.max_steps >= 1):
+            raise ValueError(f"Integrator parameter `max_steps` = {self.max_steps!r} is invalid. Fix: pass a positive int.")
+
+
+def fixed_step_grid(t0: float, t1: float, dt: float, jump_ts=()) -> np.ndarray:
+    """Step grid ``t0, t0 + dt, ..., t1`` merged with the jump times in ``(t0, t1)``."""
+    n = max(1, int(np.ceil((t1 - t0) / dt - 1e-9)))
+    grid = np.linspace(t0, t1, n + 1)
+    jumps = np.asarray([t for t in jump_ts if t0 < t < t1], dtype=float)
+    grid = np.union1d(grid, jumps)
+    # drop points closer than dt/1000 to a jump (keep the jump exactly)
+    keep = np.ones_like(grid, dtype=bool)
+    for tj in jumps:
+        close = (np.abs(grid - tj) < dt * 1e-3) & (grid != tj)
+        keep &= ~close
+    return grid[keep]
+
+
+def save_times(t0: float, t1: float, save_dt: float) -> np.ndarray:
+    """Uniform save grid ``t0, t0 + save_dt, ..., t1`` (the last point is exactly ``t1``)."""
+    n = max(1, int(round((t1 - t0) / save_dt)))
+    return np.linspace(t0, t1, n + 1)
+
+
+def integrate(vector_field, y0, t0: float, t1: float, *, args=None, integrator: Integrator = Integrator(),
+              ts=None, jump_ts=()):
+    """Integrate ``dy/dt = vector_field(t, y, args)`` from ``t0`` to ``t1``.
+
+    Args:
+        vector_field: ``f(t, y, args) -> dy/dt`` with ``y`` any pytree.
+        y0: initial state pytree.
+        t0, t1: time span [s] (Python floats).
+        args: passed to the vector field (may hold differentiable leaves).
+        integrator: solver settings.
+        ts: ``(T,)`` save times (numpy); default ``[t0, t1]``.
+        jump_ts: times at which the input is discontinuous.
+
+    Returns:
+        The ``diffrax.Solution`` (``sol.ts``, ``sol.ys``, ``sol.result``, ``sol.stats``).
+    """
+    t0, t1 = float(t0), float(t1)
+    if not t1 > t0:
+        raise ValueError(f"integrate: the time span ({t0}, {t1}) is empty. Fix: pass t1 > t0.")
+    ts = np.array([t0, t1]) if ts is None else np.asarray(ts, dtype=float)
+    jumps = tuple(float(t) for t in jump_ts if t0 < float(t) < t1)
+    if integrator.adaptive:
+        controller = diffrax.PIDController(
+            rtol=integrator.rtol, atol=integrator.atol, jump_ts=jnp.asarray(jumps) if jumps else None
+        )
+        dt0 = integrator.dt
+        max_steps = integrator.max_steps
+    else:
+        grid = fixed_step_grid(t0, t1, integrator.dt, jumps)
+        controller = diffrax.StepTo(ts=jnp.asarray(grid))
+        dt0 = None
+        max_steps = len(grid) - 1
+    return diffrax.diffeqsolve(
+        diffrax.ODETerm(vector_field),
+        integrator.solver,
+        t0=t0,
+        t1=t1,
+        dt0=dt0,
+        y0=y0,
+        args=args,
+        saveat=diffrax.SaveAt(ts=jnp.asarray(ts)),
+        stepsize_controller=controller,
+        max_steps=max_steps,
+        throw=False,
+    )

@@ -1,0 +1,602 @@
+"""Platform geometry: where each rotor sits and where it points (paper eqs. 3-4).
+
+A :class:`Platform` is an equinox Module whose array fields are differentiable
+leaves: arm length, azimuth ``gamma``, elevation ``delta``, cant ``alpha``,
+dihedral ``beta``, rotor coefficients, mass, inertia and gravity. Rotor hubs and
+spin axes may instead be given directly as coordinates.
+
+Interdependent angles (the paper's ``alpha_0`` / ``beta_0``) are stored as a
+scalar leaf with a fixed per-rotor sign pattern, so ``jax.grad`` with respect to
+``platform.alpha`` is the derivative with respect to ``alpha_0``; independent
+angles are stored as an ``(n,)`` leaf. The shape of the leaf is therefore what
+the Table I label reports (``alpha_0`` vs ``alpha_i``).
+
+Conventions: body frame FLU at the centre of mass, SI units, angles in radians.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import Array
+
+from . import so3
+
+__all__ = [
+    "Platform",
+    "star_platform",
+    "explicit_platform",
+    "lumped_inertia",
+    "rotor_positions",
+    "rotor_axes",
+    "per_rotor_angles",
+    "class_label",
+    "TILT_ANGLES",
+]
+
+TILT_ANGLES = ("alpha", "beta")
+_HALF_PI = math.pi / 2
+
+
+def _float(x) -> Array:
+    return jnp.asarray(x, dtype=jnp.result_type(float))
+
+
+def _is_concrete(*xs) -> bool:
+    return not any(isinstance(leaf, jax.core.Tracer) for x in xs for leaf in jax.tree_util.tree_leaves(x))
+
+
+def _bad(param: str, value, why: str, fix: str) -> ValueError:
+    v = np.asarray(value)
+    shown = np.array2string(v, precision=6, threshold=12) if v.ndim else repr(v.item())
+    return ValueError(f"Platform parameter `{param}` = {shown} is invalid: {why}. Fix: {fix}.")
+
+
+class Platform(eqx.Module):
+    """A multirotor design: rotor geometry, rotor coefficients and rigid-body properties.
+
+    Build one with :func:`star_platform`, :func:`explicit_platform` or a preset
+    (:mod:`jaxrotor.presets`) rather than by hand. All array fields are leaves
+    (differentiable, vmappable); ``tilting`` and ``name`` are static.
+
+    Attributes:
+        arm_length: ``()`` distance ``l`` from the centre of mass to each hub [m] (eq. 3).
+        gamma: ``(n,)`` azimuth angles ``gamma_i`` about ``z_B`` [rad] (eq. 3).
+        delta: ``(n,)`` elevation angles ``delta_i`` above the body x-y plane [rad], in [0, pi/2).
+        alpha: cant [rad]: ``()`` for an interdependent ``alpha_0`` (then
+            ``alpha_i = alpha_sign_i * alpha_0``) or ``(n,)`` independent ``alpha_i``;
+            each ``alpha_i`` in (-pi/2, pi/2). Rotation about the arm (eq. 4).
+        beta: dihedral [rad], ``()`` for ``beta_0`` or ``(n,)``; each ``beta_i`` in [0, pi/2).
+            Rotation about the body-frame ``y`` axis of the arm frame (eq. 4, read as ``R_y``).
+        alpha_sign: ``(n,)`` sign pattern of an interdependent cant (e.g. ``(-1)^i``).
+        beta_sign: ``(n,)`` sign pattern of an interdependent dihedral.
+        positions: ``(n, 3)`` explicit hub positions in the body frame [m], or ``None``
+            to use eq. (3).
+        axes: ``(n, 3)`` explicit unit spin axes in the body frame, or ``None`` to use eq. (4).
+        c_f: ``(n,)`` thrust coefficients ``c_f,i`` [N s^2 / rad^2] (eq. 5), > 0.
+        c_tau: ``(n,)`` drag-torque coefficients ``c_tau,i`` [N m s^2 / rad^2] (eq. 6), >= 0.
+        kappa: ``(n,)`` spin directions, ``-1`` counter-clockwise, ``+1`` clockwise (eq. 6).
+        mass: ``()`` total mass ``m`` [kg].
+        inertia: ``(3, 3)`` inertia ``J`` about the centre of mass in the body frame [kg m^2].
+        gravity: ``()`` gravitational acceleration ``g`` [m/s^2].
+        omega_min: ``(n,)`` lowest rotor speed [rad/s] (input bound ``u_min = omega_min^2``).
+        omega_max: ``(n,)`` highest rotor speed [rad/s] (``inf`` for unbounded).
+        tilting: static tuple naming the angle sets that are servo-actuated in flight,
+            a subset of ``("alpha", "beta")``; empty for a fixed-tilt platform.
+        name: static human-readable name.
+    """
+
+    arm_length: Array
+    gamma: Array
+    delta: Array
+    alpha: Array
+    beta: Array
+    alpha_sign: Array
+    beta_sign: Array
+    positions: Array | None
+    axes: Array | None
+    c_f: Array
+    c_tau: Array
+    kappa: Array
+    mass: Array
+    inertia: Array
+    gravity: Array
+    omega_min: Array
+    omega_max: Array
+    tilting: tuple[str, ...] = eqx.field(static=True, default=())
+    name: str = eqx.field(static=True, default="platform")
+
+    def __check_init__(self):
+        _validate(self)
+
+    @property
+    def n_rotors(self) -> int:
+        """Number of rotors ``n`` (static)."""
+        return int(self.c_f.shape[0])
+
+    @property
+    def is_tilting(self) -> bool:
+        """Whether any tilt angle is an input that changes in flight."""
+        return len(self.tilting) > 0
+
+    @property
+    def u_min(self) -> Array:
+        """``(n,)`` lower input bound ``u_min = omega_min^2`` [rad^2/s^2]."""
+        return self.omega_min**2
+
+    @property
+    def u_max(self) -> Array:
+        """``(n,)`` upper input bound ``u_max = omega_max^2`` [rad^2/s^2] (``inf`` if unbounded)."""
+        return self.omega_max**2
+
+    @property
+    def weight(self) -> Array:
+        """``m g`` [N]."""
+        return self.mass * self.gravity
+
+    def label(self, ascii: bool = False) -> str:
+        """Table I class label, e.g. ``CS_α0β0-Ted_6R`` (see :func:`class_label`)."""
+        return class_label(self, ascii=ascii)
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _validate(p: Platform) -> None:
+    n = p.c_f.shape[0] if p.c_f.ndim == 1 else None
+    if n is None or n < 1:
+        raise _bad("c_f", p.c_f, "expected a 1-D array with one entry per rotor (n >= 1)", "pass c_f with shape (n,)")
+    per_rotor = {
+        "gamma": p.gamma,
+        "delta": p.delta,
+        "alpha_sign": p.alpha_sign,
+        "beta_sign": p.beta_sign,
+        "c_tau": p.c_tau,
+        "kappa": p.kappa,
+        "omega_min": p.omega_min,
+        "omega_max": p.omega_max,
+    }
+    for name, arr in per_rotor.items():
+        if arr.shape != (n,):
+            raise ValueError(
+                f"Platform parameter `{name}` has shape {tuple(arr.shape)} but there are {n} rotors "
+                f"(from `c_f`). Fix: give `{name}` exactly one entry per rotor, shape ({n},)."
+            )
+    for name in ("alpha", "beta"):
+        arr = getattr(p, name)
+        if arr.shape not in ((), (n,)):
+            raise ValueError(
+                f"Platform parameter `{name}` has shape {tuple(arr.shape)}; expected () for an interdependent "
+                f"angle ({name}_0) or ({n},) for independent per-rotor angles. Fix: pass a scalar or {n} values."
+            )
+    for name, arr, shape in (("positions", p.positions, (n, 3)), ("axes", p.axes, (n, 3))):
+        if arr is not None and arr.shape != shape:
+            raise ValueError(
+                f"Platform parameter `{name}` has shape {tuple(arr.shape)} but there are {n} rotors. "
+                f"Fix: pass explicit {name} with shape {shape}."
+            )
+    if p.arm_length.shape != () or p.mass.shape != () or p.gravity.shape != ():
+        raise ValueError("Platform parameters `arm_length`, `mass` and `gravity` must be scalars. Fix: pass floats.")
+    if p.inertia.shape != (3, 3):
+        raise _bad("inertia", p.inertia, f"expected shape (3, 3), got {tuple(p.inertia.shape)}", "pass a 3x3 matrix")
+    bad_tilt = set(p.tilting) - set(TILT_ANGLES)
+    if bad_tilt:
+        raise ValueError(
+            f"Platform parameter `tilting` = {p.tilting!r} names unknown angles {sorted(bad_tilt)}. "
+            f"Fix: use a subset of {TILT_ANGLES}."
+        )
+    if p.axes is not None and p.tilting:
+        raise ValueError(
+            "Platform parameter `tilting` = %r cannot be used with explicit `axes`: a tilting platform's axes come "
+            "from its cant/dihedral angles (eq. 4). Fix: give angles instead of axes, or set tilting=()." % (p.tilting,)
+        )
+
+    leaves = [p.arm_length, p.gamma, p.delta, p.alpha, p.beta, p.alpha_sign, p.beta_sign, p.positions, p.axes,
+              p.c_f, p.c_tau, p.kappa, p.mass, p.inertia, p.gravity, p.omega_min, p.omega_max]
+    if not _is_concrete(leaves):
+        return  # values are checked on concrete platforms only (construction outside jit/vmap)
+
+    def f(x):
+        return np.asarray(x, dtype=float)
+
+    names = ["arm_length", "gamma", "delta", "alpha", "beta", "alpha_sign", "beta_sign", "positions", "axes",
+             "c_f", "c_tau", "kappa", "mass", "inertia", "gravity", "omega_min"]
+    for name, arr in zip(names, leaves):
+        if arr is not None and not np.all(np.isfinite(f(arr))):
+            raise _bad(name, arr, "contains NaN or infinity", f"give finite values for `{name}`")
+    if np.any(np.isnan(f(p.omega_max))):
+        raise _bad("omega_max", p.omega_max, "contains NaN", "give finite values or inf for no upper bound")
+
+    if f(p.mass) <= 0:
+        raise _bad("mass", p.mass, "the total mass must be > 0 kg", "pass a positive mass in kilograms")
+    if f(p.gravity) <= 0:
+        raise _bad("gravity", p.gravity, "g must be > 0 m/s^2 (gravity acts along -z_W)", "pass e.g. 9.81")
+    if p.positions is None and f(p.arm_length) <= 0:
+        raise _bad("arm_length", p.arm_length, "the arm length must be > 0 m", "pass a positive arm length in metres")
+    J = f(p.inertia)
+    if not np.allclose(J, J.T, rtol=1e-9, atol=1e-12 * max(1.0, np.abs(J).max())):
+        raise _bad("inertia", J, "the inertia matrix must be symmetric", "pass J with J == J.T (kg m^2, body frame)")
+    eig = np.linalg.eigvalsh(J)
+    if eig.min() <= 0:
+        raise _bad("inertia", J, f"the inertia matrix must be positive definite (smallest eigenvalue {eig.min():.3g})",
+                   "pass a symmetric positive-definite J in kg m^2")
+    if np.any(f(p.c_f) <= 0):
+        raise _bad("c_f", p.c_f, "thrust coefficients must be > 0", "pass c_f > 0 in N s^2/rad^2 for every rotor")
+    if np.any(f(p.c_tau) < 0):
+        raise _bad("c_tau", p.c_tau, "drag-torque coefficients must be >= 0",
+                   "pass c_tau >= 0 in N m s^2/rad^2; the spin direction goes in `kappa`")
+    if not np.all(np.isin(f(p.kappa), (-1.0, 1.0))):
+        raise _bad("kappa", p.kappa, "spin directions must be -1 (counter-clockwise) or +1 (clockwise)",
+                   "pass kappa_i in {-1, +1}")
+    for name in ("alpha_sign", "beta_sign"):
+        if not np.all(np.isin(f(getattr(p, name)), (-1.0, 0.0, 1.0))):
+            raise _bad(name, getattr(p, name), "a sign pattern must hold only -1, 0 or +1",
+                       f"pass `{name}` like (-1)**i")
+    if np.any(f(p.omega_min) < 0) or np.any(f(p.omega_max) <= f(p.omega_min)):
+        raise _bad("omega_max", p.omega_max, f"rotor speed bounds need 0 <= omega_min < omega_max (omega_min = "
+                   f"{f(p.omega_min).tolist()})", "pass omega_min >= 0 and omega_max > omega_min in rad/s")
+    if p.positions is None:
+        d = f(p.delta)
+        if np.any(d < 0) or np.any(d >= _HALF_PI):
+            raise _bad("delta", d, "elevation angles must lie in [0, pi/2)", "pass delta_i in radians within [0, pi/2)")
+    if p.axes is None:
+        a = f(per_rotor_angles(p)[0])
+        if np.any(np.abs(a) >= _HALF_PI):
+            raise _bad("alpha", p.alpha, "cant angles alpha_i must lie in (-pi/2, pi/2)",
+                       "pass cant angles in radians with |alpha_i| < pi/2")
+        b = f(per_rotor_angles(p)[1])
+        if np.any(b < 0) or np.any(b >= _HALF_PI):
+            raise _bad("beta", p.beta, "dihedral angles beta_i must lie in [0, pi/2)",
+                       "pass dihedral angles in radians within [0, pi/2) (check the sign pattern `beta_sign`)")
+    else:
+        norms = np.linalg.norm(f(p.axes), axis=1)
+        if np.any(np.abs(norms - 1.0) > 1e-6):
+            raise _bad("axes", p.axes, f"explicit spin axes must be unit vectors (norms {np.round(norms, 6).tolist()})",
+                       "normalise each row of `axes`")
+
+
+# --------------------------------------------------------------------------- geometry (eqs. 3-4)
+
+
+def per_rotor_angles(platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> tuple[Array, Array]:
+    """Per-rotor cant and dihedral angles ``(alpha_i, beta_i)``, each ``(n,)`` [rad].
+
+    Args:
+        platform: the design.
+        alpha: optional cant override with the shape of ``platform.alpha`` (a
+            tilting platform's current servo angles); ``None`` uses the platform's.
+        beta: optional dihedral override, likewise.
+
+    Returns:
+        ``alpha_i = alpha_sign_i * alpha_0`` for an interdependent angle, else ``alpha_i``;
+        the same for ``beta``.
+    """
+    a = platform.alpha if alpha is None else jnp.asarray(alpha)
+    b = platform.beta if beta is None else jnp.asarray(beta)
+    a_i = platform.alpha_sign * a if a.ndim == 0 else a
+    b_i = platform.beta_sign * b if b.ndim == 0 else b
+    return a_i, b_i
+
+
+def rotor_positions(platform: Platform) -> Array:
+    """Hub positions in the body frame, eq. (3): ``p_i = l R_z(gamma_i) R_y(delta_i) x_B``.
+
+    Note the sign: with ``R_y`` a right-handed rotation, ``R_y(delta) x_B`` points
+    *below* the x-y plane for ``delta > 0``; jaxrotor follows eq. (3) literally
+    and documents it (``docs/theory.md``).
+
+    Returns:
+        ``(n, 3)`` positions [m]; the explicit ``platform.positions`` if given.
+    """
+    if platform.positions is not None:
+        return platform.positions
+    l, g, d = platform.arm_length, platform.gamma, platform.delta
+    cd = jnp.cos(d)
+    return l * jnp.stack([cd * jnp.cos(g), cd * jnp.sin(g), -jnp.sin(d)], axis=-1)
+
+
+def rotor_axes(platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> Array:
+    """Unit spin axes in the body frame, eq. (4): ``z_i = R_z(gamma_i) R_y(beta_i) R_x(alpha_i) z_B``.
+
+    The paper prints ``R(beta_i)``; its text defines the dihedral as a rotation
+    about ``y``, so jaxrotor reads it as ``R_y(beta_i)``.
+
+    Args:
+        platform: the design.
+        alpha, beta: optional tilt overrides (see :func:`per_rotor_angles`); for a
+            tilting platform these are the current servo angles.
+
+    Returns:
+        ``(n, 3)`` unit vectors; the explicit ``platform.axes`` if given.
+    """
+    if platform.axes is not None:
+        return platform.axes
+    a_i, b_i = per_rotor_angles(platform, alpha, beta)
+    ca, sa, cb, sb = jnp.cos(a_i), jnp.sin(a_i), jnp.cos(b_i), jnp.sin(b_i)
+    cg, sg = jnp.cos(platform.gamma), jnp.sin(platform.gamma)
+    # R_x(a) z = (0, -sa, ca); R_y(b) (0, -sa, ca) = (cb*0 + sb*ca, -sa, -sb*0 + cb*ca)
+    x_arm, y_arm, z_arm = sb * ca, -sa, cb * ca
+    return jnp.stack([cg * x_arm - sg * y_arm, sg * x_arm + cg * y_arm, z_arm], axis=-1)
+
+
+def _rotor_axis_reference(gamma, alpha, beta):
+    """Matrix-product form of eq. (4) for one rotor (used in tests and docs)."""
+    return so3.rot_z(gamma) @ so3.rot_y(beta) @ so3.rot_x(alpha) @ jnp.array([0.0, 0.0, 1.0])
+
+
+# --------------------------------------------------------------------------- inertia
+
+
+def lumped_inertia(
+    positions: Array,
+    hub_mass: float | Array,
+    body_mass: float,
+    body_radius: float,
+    body_height: float = 0.0,
+) -> Array:
+    """Inertia of point masses at the hubs plus a central solid cylinder, about the centre of mass.
+
+    ``J = sum_i m_h (|p_i|^2 I - p_i p_i^T) + J_cyl``, with
+    ``J_cyl = diag(m_b (3 r^2 + h^2)/12, m_b (3 r^2 + h^2)/12, m_b r^2 / 2)`` (a disc for ``h = 0``).
+    The hubs are assumed to be placed so that the centre of mass is the body origin.
+
+    Args:
+        positions: ``(n, 3)`` hub positions in the body frame [m].
+        hub_mass: mass of each motor-propeller assembly [kg], scalar or ``(n,)``.
+        body_mass: mass of the central body [kg].
+        body_radius: radius of the central cylinder [m].
+        body_height: height of the central cylinder [m].
+
+    Returns:
+        ``(3, 3)`` inertia matrix [kg m^2].
+    """
+    positions = _float(positions)
+    m = jnp.broadcast_to(_float(hub_mass), positions.shape[:1])
+    r2 = jnp.sum(positions**2, axis=1)
+    eye = jnp.eye(3, dtype=positions.dtype)
+    J_hubs = jnp.einsum("i,ijk->jk", m, r2[:, None, None] * eye - positions[:, :, None] * positions[:, None, :])
+    jxy = body_mass * (3 * body_radius**2 + body_height**2) / 12.0
+    J_body = jnp.diag(_float([jxy, jxy, body_mass * body_radius**2 / 2.0]))
+    return J_hubs + J_body
+
+
+# --------------------------------------------------------------------------- builders
+
+
+def _per_rotor(value, n: int, name: str) -> Array:
+    arr = _float(value)
+    if arr.ndim == 0:
+        return jnp.full((n,), arr)
+    if arr.shape != (n,):
+        raise ValueError(
+            f"Platform parameter `{name}` has {arr.shape[0] if arr.ndim == 1 else arr.shape} entries but the "
+            f"platform has {n} rotors. Fix: pass a scalar or exactly {n} values."
+        )
+    return arr
+
+
+def alternating(n: int, first: float = -1.0) -> Array:
+    """Sign pattern ``(-1)^i`` for ``i = 1..n`` (``first = -1``), as in Table II."""
+    return _float([first * (-1.0) ** k for k in range(n)])
+
+
+def _finish(n, positions_for_inertia, mass, inertia, hub_mass, body_radius, body_height):
+    if inertia is None:
+        if hub_mass is None:
+            raise ValueError(
+                "Platform parameter `inertia` = None is invalid: no inertia and no `hub_mass` to compute one from. "
+                "Fix: pass `inertia` (3x3 kg m^2) or `hub_mass` (kg) to build it from lumped parts."
+            )
+        body_mass = float(mass) - n * float(hub_mass)
+        if body_mass <= 0:
+            raise _bad("hub_mass", hub_mass, f"{n} hubs of this mass weigh more than the total mass {mass} kg",
+                       "lower `hub_mass` or raise `mass`")
+        return lumped_inertia(positions_for_inertia, hub_mass, body_mass, body_radius, body_height)
+    J = _float(inertia)
+    if J.shape == (3,):
+        J = jnp.diag(J)
+    return J
+
+
+def star_platform(
+    n: int,
+    arm_length: float,
+    *,
+    mass: float,
+    c_f: float | Sequence[float],
+    c_tau: float | Sequence[float],
+    kappa: Sequence[float] | None = None,
+    alpha: float | Sequence[float] = 0.0,
+    beta: float | Sequence[float] = 0.0,
+    alpha_sign: Sequence[float] | None = None,
+    beta_sign: Sequence[float] | None = None,
+    delta: float | Sequence[float] = 0.0,
+    gamma: Sequence[float] | None = None,
+    inertia: Array | Sequence[float] | None = None,
+    hub_mass: float | None = None,
+    body_radius: float = 0.1,
+    body_height: float = 0.0,
+    gravity: float = 9.81,
+    omega_min: float | Sequence[float] = 0.0,
+    omega_max: float | Sequence[float] = float("inf"),
+    tilting: Sequence[str] = (),
+    name: str = "star",
+) -> Platform:
+    """Build a platform from the angle parameters of eqs. (3)-(4).
+
+    Args:
+        n: rotor count (any ``n >= 1``).
+        arm_length: ``l`` [m].
+        mass: total mass [kg].
+        c_f, c_tau: thrust [N s^2/rad^2] and drag-torque [N m s^2/rad^2] coefficients,
+            scalar or ``(n,)``.
+        kappa: ``(n,)`` spin directions (-1 CCW, +1 CW); default ``(-1)^i``, i.e.
+            rotor 1 counter-clockwise, alternating.
+        alpha: cant [rad]: a scalar is the interdependent ``alpha_0`` (with
+            ``alpha_sign``), a sequence of ``n`` gives independent ``alpha_i``.
+        beta: dihedral [rad], likewise with ``beta_sign``.
+        alpha_sign: ``(n,)`` sign pattern for ``alpha_0``; default ``(-1)^i`` (Table II).
+        beta_sign: ``(n,)`` sign pattern for ``beta_0``; default all ``+1`` (Table II).
+        delta: elevation [rad], scalar or ``(n,)``.
+        gamma: ``(n,)`` azimuths [rad]; default the star layout ``(i-1) 2 pi / n``.
+        inertia: ``(3, 3)`` or diagonal ``(3,)`` [kg m^2]; if ``None``, built by
+            :func:`lumped_inertia` from ``hub_mass``, ``body_radius``, ``body_height``.
+        gravity: ``g`` [m/s^2].
+        omega_min, omega_max: rotor speed bounds [rad/s], scalar or ``(n,)``.
+        tilting: angle sets actuated in flight, subset of ``("alpha", "beta")``.
+        name: a name for reports.
+
+    Returns:
+        A validated :class:`Platform`.
+    """
+    n = int(n)
+    if n < 1:
+        raise ValueError(f"Platform parameter `n` = {n} is invalid: need at least one rotor. Fix: pass n >= 1.")
+    gamma_arr = _float([k * 2 * math.pi / n for k in range(n)]) if gamma is None else _per_rotor(gamma, n, "gamma")
+    alpha_arr = _float(alpha)
+    beta_arr = _float(beta)
+    kappa_arr = alternating(n) if kappa is None else _per_rotor(kappa, n, "kappa")
+    a_sign = alternating(n) if alpha_sign is None else _per_rotor(alpha_sign, n, "alpha_sign")
+    b_sign = jnp.ones((n,), dtype=gamma_arr.dtype) if beta_sign is None else _per_rotor(beta_sign, n, "beta_sign")
+    delta_arr = _per_rotor(delta, n, "delta")
+    arm = _float(arm_length)
+    cd = jnp.cos(delta_arr)
+    pos = arm * jnp.stack([cd * jnp.cos(gamma_arr), cd * jnp.sin(gamma_arr), -jnp.sin(delta_arr)], axis=-1)
+    J = _finish(n, pos, mass, inertia, hub_mass, body_radius, body_height)
+    return Platform(
+        arm_length=arm,
+        gamma=gamma_arr,
+        delta=delta_arr,
+        alpha=alpha_arr,
+        beta=beta_arr,
+        alpha_sign=a_sign,
+        beta_sign=b_sign,
+        positions=None,
+        axes=None,
+        c_f=_per_rotor(c_f, n, "c_f"),
+        c_tau=_per_rotor(c_tau, n, "c_tau"),
+        kappa=kappa_arr,
+        mass=_float(mass),
+        inertia=J,
+        gravity=_float(gravity),
+        omega_min=_per_rotor(omega_min, n, "omega_min"),
+        omega_max=_per_rotor(omega_max, n, "omega_max"),
+        tilting=tuple(tilting),
+        name=name,
+    )
+
+
+def explicit_platform(
+    positions: Array | Sequence[Sequence[float]],
+    *,
+    mass: float,
+    c_f: float | Sequence[float],
+    c_tau: float | Sequence[float],
+    kappa: Sequence[float],
+    axes: Array | Sequence[Sequence[float]] | None = None,
+    inertia: Array | Sequence[float] | None = None,
+    hub_mass: float | None = None,
+    body_radius: float = 0.1,
+    body_height: float = 0.0,
+    gravity: float = 9.81,
+    omega_min: float | Sequence[float] = 0.0,
+    omega_max: float | Sequence[float] = float("inf"),
+    name: str = "explicit",
+) -> Platform:
+    """Build a platform from explicit hub coordinates and spin axes (body frame).
+
+    Args:
+        positions: ``(n, 3)`` hub positions [m].
+        axes: ``(n, 3)`` unit spin axes; default all ``z_B`` (zero tilt).
+        kappa: ``(n,)`` spin directions (-1 CCW, +1 CW).
+        Other arguments as in :func:`star_platform`.
+
+    Returns:
+        A validated :class:`Platform` whose geometry ignores the angle fields.
+    """
+    pos = _float(positions)
+    if pos.ndim != 2 or pos.shape[1] != 3:
+        raise _bad("positions", pos, f"expected shape (n, 3), got {tuple(pos.shape)}", "pass one [x, y, z] row per rotor")
+    n = pos.shape[0]
+    ax = jnp.tile(_float([0.0, 0.0, 1.0]), (n, 1)) if axes is None else _float(axes)
+    J = _finish(n, pos, mass, inertia, hub_mass, body_radius, body_height)
+    return Platform(
+        arm_length=jnp.mean(jnp.linalg.norm(pos, axis=1)),
+        gamma=jnp.mod(jnp.arctan2(pos[:, 1], pos[:, 0]), 2 * math.pi),
+        delta=jnp.zeros((n,), dtype=pos.dtype),
+        alpha=_float(0.0),
+        beta=_float(0.0),
+        alpha_sign=jnp.ones((n,), dtype=pos.dtype),
+        beta_sign=jnp.ones((n,), dtype=pos.dtype),
+        positions=pos,
+        axes=ax,
+        c_f=_per_rotor(c_f, n, "c_f"),
+        c_tau=_per_rotor(c_tau, n, "c_tau"),
+        kappa=_per_rotor(kappa, n, "kappa"),
+        mass=_float(mass),
+        inertia=J,
+        gravity=_float(gravity),
+        omega_min=_per_rotor(omega_min, n, "omega_min"),
+        omega_max=_per_rotor(omega_max, n, "omega_max"),
+        tilting=(),
+        name=name,
+    )
+
+
+# --------------------------------------------------------------------------- Table I label
+
+
+def class_label(platform: Platform, ascii: bool = False, tol: float = 1e-9) -> str:
+    """Table I class label derived from the parameters (never typed by hand).
+
+    Format ``<position>_<orientation>_<n>R`` where
+
+    * position: ``C`` (coplanar: every hub in one plane parallel to the body
+      x-y plane, i.e. equal hub heights, ``delta_i = 0`` for the angle form) or
+      ``nC``; then ``S`` (star-shaped: ``gamma_i = (i-1) 2 pi / n`` at equal hub
+      radius) or ``nS``;
+    * orientation: absent for zero tilt (every ``z_i = z_B`` and not tilting);
+      otherwise the tilt angles in use, ``α0``/``αi`` (interdependent or
+      independent cant) and ``β0``/``βi`` (dihedral), followed by ``-Ted``
+      (fixed tilt) or ``-Ting`` (tilting). Explicit non-vertical axes have no
+      angles and are marked ``T``.
+
+    Examples: ``CS_4R``, ``CS_α0-Ted_6R``, ``CS_α0β0-Ted_6R``; with
+    ``ascii=True``: ``CS_a0b0-Ted_6R``.
+
+    Args:
+        platform: a concrete (not traced) platform.
+        ascii: spell ``α``/``β`` as ``a``/``b``.
+        tol: tolerance for "equal" and "zero" [m or rad].
+    """
+    n = platform.n_rotors
+    pos = np.asarray(rotor_positions(platform), dtype=float)
+    coplanar = bool(np.ptp(pos[:, 2]) <= tol * max(1.0, float(np.abs(pos).max())))
+    az = np.mod(np.arctan2(pos[:, 1], pos[:, 0]), 2 * np.pi)
+    star_az = np.array([k * 2 * np.pi / n for k in range(n)])
+    daz = np.abs(np.angle(np.exp(1j * (az - star_az))))
+    radii = np.linalg.norm(pos[:, :2], axis=1)
+    star = bool(np.all(daz <= 1e-7) and np.ptp(radii) <= tol * max(1.0, float(radii.max())))
+    position = ("C" if coplanar else "nC") + ("S" if star else "nS")
+
+    a_sym, b_sym = ("a", "b") if ascii else ("α", "β")
+    parts = []
+    if platform.axes is not None:
+        axes = np.asarray(platform.axes, dtype=float)
+        tilted = bool(np.any(np.abs(axes - np.array([0.0, 0.0, 1.0])) > tol))
+        if tilted:
+            parts.append("T")
+    else:
+        a_i, b_i = (np.asarray(x, dtype=float) for x in per_rotor_angles(platform))
+        for sym, key, vals, leaf in ((a_sym, "alpha", a_i, platform.alpha), (b_sym, "beta", b_i, platform.beta)):
+            if np.any(np.abs(vals) > tol) or key in platform.tilting:
+                parts.append(sym + ("0" if np.ndim(leaf) == 0 else "i"))
+    if not parts:
+        return f"{position}_{n}R"
+    kind = "Ting" if platform.is_tilting else "Ted"
+    return f"{position}_{''.join(parts)}-{kind}_{n}R"

@@ -1,0 +1,134 @@
+"""Named platform presets.
+
+* ``paper_hexarotor``: the RotorSuite use case, ``CS_α0β0-Ted_6R``, every value of
+  Table II (analytic inertia ``J^a``).
+* ``paper_hexarotor_physics``: the same with the physics-based inertia ``J^p``.
+* ``cs_4r``: the paper's flat star quadrotor example ``CS_4R`` (values chosen here,
+  see below).
+* ``cs_a0_ted_6r``: the paper's cant-tilted hexarotor example ``CS_α0-Ted_6R``.
+
+The paper gives no rotor speed limit. jaxrotor uses ``omega_max = 700 rad/s``
+(about 6700 rpm) for the Table II rotors: with ``c_f = 3.799e-5 N s^2/rad^2`` that
+is 18.6 N per rotor, a thrust-to-weight ratio near 2.9 for the 3.5 kg hexarotor,
+typical of the 13-15 inch propellers such ``c_f`` values describe. The analytic
+reproduction (ideal motors) does not use the bound.
+
+Use :func:`get` to build a preset by name and :func:`names` to list them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from .platform import Platform, star_platform
+
+__all__ = ["paper_hexarotor", "cs_4r", "cs_a0_ted_6r", "get", "names", "describe", "PRESETS", "register"]
+
+#: Table II values.
+TABLE_II = {
+    "arm_length": 0.385,  # m
+    "beta0": math.pi / 18,  # rad
+    "alpha0": 5 * math.pi / 36,  # rad, alpha_i = (-1)^i alpha0
+    "c_f": 3.799e-05,  # N s^2 / rad^2
+    "c_tau": 1.163e-06,  # N m s^2 / rad^2
+    "mass": 3.5,  # kg
+    "gravity": 9.81,  # m/s^2
+    "J_a": (0.155, 0.147, 0.251),  # kg m^2 (analytic)
+    "J_p": (0.081, 0.081, 0.162),  # kg m^2 (physics-based)
+}
+
+#: Rotor speed limit used for the Table II rotors (not in the paper; see module docstring).
+OMEGA_MAX = 700.0  # rad/s
+
+
+def paper_hexarotor(inertia: str = "analytic", omega_max: float = OMEGA_MAX) -> Platform:
+    """The use-case hexarotor ``CS_α0β0-Ted_6R`` of Table II.
+
+    ``l = 0.385 m``, ``gamma_i = (i-1) pi/3``, ``delta_i = 0``, ``beta_i = beta_0 = pi/18``,
+    ``alpha_i = (-1)^i alpha_0`` with ``alpha_0 = 5 pi/36``, ``kappa_i = (-1)^i``,
+    ``c_f = 3.799e-5``, ``c_tau = 1.163e-6``, ``m = 3.5 kg``, ``g = 9.81``,
+    ``J^a = diag(0.155, 0.147, 0.251) kg m^2`` (``inertia="physics"`` gives ``J^p``).
+    """
+    if inertia not in ("analytic", "physics"):
+        raise ValueError(f"paper_hexarotor: `inertia` = {inertia!r} is invalid. Fix: use 'analytic' or 'physics'.")
+    T = TABLE_II
+    return star_platform(
+        6,
+        T["arm_length"],
+        mass=T["mass"],
+        c_f=T["c_f"],
+        c_tau=T["c_tau"],
+        alpha=T["alpha0"],
+        beta=T["beta0"],
+        inertia=T["J_a"] if inertia == "analytic" else T["J_p"],
+        gravity=T["gravity"],
+        omega_max=omega_max,
+        name="paper_hexarotor" if inertia == "analytic" else "paper_hexarotor_physics",
+    )
+
+
+def cs_4r(omega_max: float = OMEGA_MAX) -> Platform:
+    """The flat star quadrotor ``CS_4R`` (paper Sec. III-C; values chosen here).
+
+    The paper names the class only. jaxrotor uses the Table II rotors on a
+    0.25 m arm, ``m = 1.5 kg``, ``kappa = (-1, +1, -1, +1)``, and an inertia from
+    lumped parts: four 0.08 kg motor-propeller hubs and a 1.18 kg central disc of
+    radius 0.1 m (``J ~ diag(0.0127, 0.0127, 0.0259) kg m^2``).
+    """
+    return star_platform(
+        4, 0.25, mass=1.5, c_f=TABLE_II["c_f"], c_tau=TABLE_II["c_tau"], hub_mass=0.08, body_radius=0.1,
+        omega_max=omega_max, name="cs_4r",
+    )
+
+
+def cs_a0_ted_6r(omega_max: float = OMEGA_MAX) -> Platform:
+    """The cant-tilted hexarotor ``CS_α0-Ted_6R`` (paper Sec. III-C).
+
+    Table II's hexarotor without dihedral: ``beta_i = 0``, ``alpha_i = (-1)^i alpha_0``
+    with ``alpha_0 = 5 pi/36``, same rotors, mass and ``J^a``.
+    """
+    T = TABLE_II
+    return star_platform(
+        6, T["arm_length"], mass=T["mass"], c_f=T["c_f"], c_tau=T["c_tau"], alpha=T["alpha0"], beta=0.0,
+        inertia=T["J_a"], gravity=T["gravity"], omega_max=omega_max, name="cs_a0_ted_6r",
+    )
+
+
+PRESETS: dict[str, Callable[[], Platform]] = {
+    "paper_hexarotor": paper_hexarotor,
+    "paper_hexarotor_physics": lambda: paper_hexarotor("physics"),
+    "cs_4r": cs_4r,
+    "cs_a0_ted_6r": cs_a0_ted_6r,
+}
+
+_DESCRIPTIONS: dict[str, str] = {
+    "paper_hexarotor": "RotorSuite use case, Table II (J^a)",
+    "paper_hexarotor_physics": "RotorSuite use case, Table II with the physics-based inertia J^p",
+    "cs_4r": "flat star quadrotor (paper example CS_4R)",
+    "cs_a0_ted_6r": "cant-tilted hexarotor (paper example CS_α0-Ted_6R)",
+}
+
+
+def register(name: str, builder: Callable[[], Platform], description: str) -> None:
+    """Add a preset ``name`` built by ``builder()``."""
+    PRESETS[name] = builder
+    _DESCRIPTIONS[name] = description
+
+
+def names() -> list[str]:
+    """Names of all presets."""
+    return list(PRESETS)
+
+
+def describe(name: str) -> str:
+    """One-line description of a preset."""
+    return _DESCRIPTIONS.get(name, "")
+
+
+def get(name: str) -> Platform:
+    """Build the preset ``name``; unknown names raise a ValueError listing the valid ones."""
+    try:
+        return PRESETS[name]()
+    except KeyError:
+        raise ValueError(f"Unknown preset {name!r}. Fix: use one of {', '.join(PRESETS)}.") from None

@@ -1,0 +1,217 @@
+"""Rotations: hat/vee, elementary rotations, exp/log maps and quaternions.
+
+Conventions (see ``docs/theory.md``): a rotation matrix ``R`` maps vectors from
+the body frame to the world frame; ``hat(w) @ x == cross(w, x)``; quaternions are
+``(w, x, y, z)`` with a non-negative scalar part on output. Every function is pure
+JAX, works in float32 and float64, and has finite derivatives everywhere it is
+evaluated in jaxrotor (the exp and log maps use series expansions near the
+identity and a stable formula near a half turn).
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
+
+__all__ = [
+    "hat",
+    "vee",
+    "rot_x",
+    "rot_y",
+    "rot_z",
+    "exp",
+    "log",
+    "quat_to_rot",
+    "rot_to_quat",
+    "orthonormality_error",
+    "project",
+]
+
+
+def hat(w: ArrayLike) -> Array:
+    """Skew-symmetric matrix of a 3-vector, ``[w]_x`` in the paper.
+
+    Args:
+        w: ``(3,)`` vector.
+
+    Returns:
+        ``(3, 3)`` matrix ``W`` with ``W @ x == cross(w, x)`` and ``W.T == -W``.
+    """
+    w = jnp.asarray(w)
+    z = jnp.zeros_like(w[0])
+    return jnp.array(
+        [
+            [z, -w[2], w[1]],
+            [w[2], z, -w[0]],
+            [-w[1], w[0], z],
+        ]
+    )
+
+
+def vee(W: ArrayLike) -> Array:
+    """Inverse of :func:`hat`, ``(.)^vee`` in the paper.
+
+    Takes the skew-symmetric part, so ``vee(A) == vee((A - A.T) / 2)`` for any
+    ``(3, 3)`` matrix ``A``.
+
+    Args:
+        W: ``(3, 3)`` matrix.
+
+    Returns:
+        ``(3,)`` vector.
+    """
+    W = jnp.asarray(W)
+    return 0.5 * jnp.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0], W[1, 0] - W[0, 1]])
+
+
+def rot_x(angle: ArrayLike) -> Array:
+    """Elementary rotation ``R_x(angle)`` about the x axis [rad] -> ``(3, 3)``."""
+    c, s = jnp.cos(angle), jnp.sin(angle)
+    o, z = jnp.ones_like(c), jnp.zeros_like(c)
+    return jnp.array([[o, z, z], [z, c, -s], [z, s, c]])
+
+
+def rot_y(angle: ArrayLike) -> Array:
+    """Elementary rotation ``R_y(angle)`` about the y axis [rad] -> ``(3, 3)``."""
+    c, s = jnp.cos(angle), jnp.sin(angle)
+    o, z = jnp.ones_like(c), jnp.zeros_like(c)
+    return jnp.array([[c, z, s], [z, o, z], [-s, z, c]])
+
+
+def rot_z(angle: ArrayLike) -> Array:
+    """Elementary rotation ``R_z(angle)`` about the z axis [rad] -> ``(3, 3)``."""
+    c, s = jnp.cos(angle), jnp.sin(angle)
+    o, z = jnp.ones_like(c), jnp.zeros_like(c)
+    return jnp.array([[c, -s, z], [s, c, z], [z, z, o]])
+
+
+def _sinc_coeffs(theta2: Array) -> tuple[Array, Array]:
+    """``A = sin(t)/t`` and ``B = (1 - cos t)/t^2`` with a Taylor branch near 0."""
+    small = theta2 < 1e-6
+    t2 = jnp.where(small, 1.0, theta2)  # keep the unused branch finite
+    t = jnp.sqrt(t2)
+    A = jnp.where(small, 1.0 - theta2 / 6.0 + theta2**2 / 120.0, jnp.sin(t) / t)
+    B = jnp.where(small, 0.5 - theta2 / 24.0 + theta2**2 / 720.0, (1.0 - jnp.cos(t)) / t2)
+    return A, B
+
+
+def exp(w: ArrayLike) -> Array:
+    """Exponential map so(3) -> SO(3) (Rodrigues' formula).
+
+    ``exp(w) = I + sin|w|/|w| [w]_x + (1 - cos|w|)/|w|^2 [w]_x^2``.
+
+    Args:
+        w: ``(3,)`` rotation vector [rad]; axis ``w/|w|``, angle ``|w|``.
+
+    Returns:
+        ``(3, 3)`` rotation matrix. Derivatives are finite at ``w = 0``.
+    """
+    w = jnp.asarray(w)
+    W = hat(w)
+    A, B = _sinc_coeffs(jnp.dot(w, w))
+    return jnp.eye(3, dtype=W.dtype) + A * W + B * (W @ W)
+
+
+def log(R: ArrayLike) -> Array:
+    """Logarithm map SO(3) -> so(3), the inverse of :func:`exp` for angles in [0, pi].
+
+    Near the identity a series keeps the derivative finite; near a half turn the
+    axis is read from the symmetric part ``(R + I)/2 = a a^T`` (the largest
+    column, sign fixed by the skew part), which stays accurate where
+    ``sin(theta) -> 0``.
+
+    Args:
+        R: ``(3, 3)`` rotation matrix.
+
+    Returns:
+        ``(3,)`` rotation vector ``theta * axis`` [rad].
+    """
+    R = jnp.asarray(R)
+    cos_t = jnp.clip(0.5 * (jnp.trace(R) - 1.0), -1.0, 1.0)
+    skew = vee(R)  # = sin(theta) * axis
+    sin_t = jnp.linalg.norm(skew)
+    theta = jnp.arctan2(sin_t, cos_t)
+
+    # Regular and near-identity branch: theta / sin(theta) * skew.
+    small = theta < 1e-4
+    th_safe = jnp.where(small, 1.0, theta)
+    factor = jnp.where(small, 1.0 + theta**2 / 6.0 + 7.0 * theta**4 / 360.0, th_safe / jnp.sin(th_safe))
+    w_regular = factor * skew
+
+    # Near pi: axis from the symmetric part.
+    S = 0.5 * (R + R.T) - cos_t * jnp.eye(3, dtype=R.dtype)  # = (1 - cos t) a a^T
+    col = jnp.argmax(jnp.diagonal(S))
+    v = S[:, col]
+    v_norm = jnp.linalg.norm(v)
+    axis = v / jnp.where(v_norm > 0, v_norm, 1.0)
+    sign = jnp.where(jnp.dot(axis, skew) < 0, -1.0, 1.0)
+    w_pi = sign * theta * axis
+
+    near_pi = theta > jnp.pi - 1e-3
+    return jnp.where(near_pi, w_pi, w_regular)
+
+
+def quat_to_rot(q: ArrayLike) -> Array:
+    """Unit quaternion ``(w, x, y, z)`` -> rotation matrix ``(3, 3)``.
+
+    The quaternion is normalised first, so any non-zero 4-vector is accepted.
+    """
+    q = jnp.asarray(q)
+    q = q / jnp.linalg.norm(q)
+    w, x, y, z = q[0], q[1], q[2], q[3]
+    return jnp.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def rot_to_quat(R: ArrayLike) -> Array:
+    """Rotation matrix ``(3, 3)`` -> unit quaternion ``(w, x, y, z)`` with ``w >= 0``.
+
+    Shepperd's method: the largest of ``w^2, x^2, y^2, z^2`` is computed from the
+    diagonal and the others from off-diagonal sums, which is accurate for every
+    rotation.
+    """
+    R = jnp.asarray(R)
+    tr = jnp.trace(R)
+    d = jnp.diagonal(R)
+    cands = jnp.array([tr, d[0], d[1], d[2]])
+    k = jnp.argmax(cands)
+
+    def from_w():
+        s = 2.0 * jnp.sqrt(jnp.maximum(1.0 + tr, 1e-30))
+        return jnp.array([0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s])
+
+    def from_x():
+        s = 2.0 * jnp.sqrt(jnp.maximum(1.0 + d[0] - d[1] - d[2], 1e-30))
+        return jnp.array([(R[2, 1] - R[1, 2]) / s, 0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s])
+
+    def from_y():
+        s = 2.0 * jnp.sqrt(jnp.maximum(1.0 - d[0] + d[1] - d[2], 1e-30))
+        return jnp.array([(R[0, 2] - R[2, 0]) / s, (R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s])
+
+    def from_z():
+        s = 2.0 * jnp.sqrt(jnp.maximum(1.0 - d[0] - d[1] + d[2], 1e-30))
+        return jnp.array([(R[1, 0] - R[0, 1]) / s, (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s])
+
+    qs = jnp.stack([from_w(), from_x(), from_y(), from_z()])
+    q = qs[k]
+    q = jnp.where(q[0] < 0, -q, q)
+    return q / jnp.linalg.norm(q)
+
+
+def orthonormality_error(R: ArrayLike) -> Array:
+    """Frobenius norm ``||R^T R - I||``: drift of an integrated attitude from SO(3)."""
+    R = jnp.asarray(R)
+    return jnp.linalg.norm(jnp.swapaxes(R, -1, -2) @ R - jnp.eye(3, dtype=R.dtype), axis=(-2, -1))
+
+
+def project(R: ArrayLike) -> Array:
+    """Nearest rotation matrix to ``R`` in the Frobenius norm (polar decomposition by SVD)."""
+    U, _, Vt = jnp.linalg.svd(jnp.asarray(R))
+    D = jnp.diag(jnp.array([1.0, 1.0, jnp.linalg.det(U @ Vt)], dtype=U.dtype))
+    return U @ D @ Vt

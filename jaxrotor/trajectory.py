@@ -1,0 +1,88 @@
+"""The result of a simulation: a :class:`Trajectory` Module of time series."""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax.numpy as jnp
+from jax import Array
+
+__all__ = ["Trajectory", "divergence_flag"]
+
+
+class Trajectory(eqx.Module):
+    """Time series of one flight, sampled at the save times (leading axis ``T``).
+
+    Attributes:
+        t: ``(T,)`` times [s].
+        p, v: ``(T, 3)`` world position [m] and velocity [m/s].
+        R: ``(T, 3, 3)`` attitude (body to world).
+        omega: ``(T, 3)`` body angular velocity [rad/s].
+        accel: ``(T, 3)`` world linear acceleration [m/s^2].
+        angular_accel: ``(T, 3)`` body angular acceleration [rad/s^2].
+        u: ``(T, n)`` applied rotor inputs ``omega_i^2`` [rad^2/s^2].
+        u_cmd: ``(T, n)`` commanded rotor inputs [rad^2/s^2].
+        rotor_speed: ``(T, n)`` rotor speeds [rad/s].
+        alpha, beta: ``(T, ...)`` applied tilt angles [rad].
+        wrench_requested: ``(T, 6)`` body wrench ``(f, tau)`` asked of the allocator [N, N m].
+        wrench_achieved: ``(T, 6)`` body wrench the rotors deliver [N, N m].
+        saturated: ``(T, n)`` whether each rotor command hit a bound.
+        p_ref, v_ref, a_ref: ``(T, 3)`` reference position, velocity, acceleration (zeros open-loop).
+        R_ref: ``(T, 3, 3)`` reference attitude (identity open-loop).
+        controller_state: controller internal state at each save time (``None`` open-loop).
+        diverged: ``()`` bool: the state became non-finite or ran away
+            (``|p|``, ``|v|`` or ``|omega|`` beyond the limits given to ``simulate``), or the
+            solver failed (step budget exhausted). Never silently ``False`` on a NaN.
+        solver_ok: ``()`` bool: the diffrax result was successful.
+        num_steps: ``()`` number of accepted solver steps.
+    """
+
+    t: Array
+    p: Array
+    v: Array
+    R: Array
+    omega: Array
+    accel: Array
+    angular_accel: Array
+    u: Array
+    u_cmd: Array
+    rotor_speed: Array
+    alpha: Array
+    beta: Array
+    wrench_requested: Array
+    wrench_achieved: Array
+    saturated: Array
+    p_ref: Array
+    v_ref: Array
+    a_ref: Array
+    R_ref: Array
+    controller_state: object
+    diverged: Array
+    solver_ok: Array
+    num_steps: Array
+
+    @property
+    def wrench_error(self) -> Array:
+        """``(T, 6)`` achieved minus requested wrench [N, N m] (non-zero under saturation)."""
+        return self.wrench_achieved - self.wrench_requested
+
+    @property
+    def position_error(self) -> Array:
+        """``(T, 3)`` ``e_p = p_r - p`` (eq. 14) [m]."""
+        return self.p_ref - self.p
+
+
+def divergence_flag(p, v, omega, solver_ok, max_position: float, max_speed: float, max_rate: float) -> Array:
+    """True if any sample is non-finite or beyond the runaway limits, or the solver failed.
+
+    Args:
+        p, v, omega: ``(T, 3)`` time series.
+        solver_ok: ``()`` bool from the diffrax result.
+        max_position [m], max_speed [m/s], max_rate [rad/s]: runaway limits.
+    """
+    finite = jnp.all(jnp.isfinite(p)) & jnp.all(jnp.isfinite(v)) & jnp.all(jnp.isfinite(omega))
+    bounded = (
+        (jnp.max(jnp.abs(jnp.where(jnp.isfinite(p), p, 0.0))) <= max_position)
+        & (jnp.max(jnp.abs(jnp.where(jnp.isfinite(v), v, 0.0))) <= max_speed)
+        & (jnp.max(jnp.abs(jnp.where(jnp.isfinite(omega), omega, 0.0))) <= max_rate)
+    )
+    return ~(finite & bounded & solver_ok)
