@@ -54,17 +54,22 @@ class Integrator(eqx.Module):
 
 
 def fixed_step_grid(t0: float, t1: float, dt: float, jump_ts=()) -> np.ndarray:
-    """Step grid ``t0, t0 + dt, ..., t1`` merged with the jump times in ``(t0, t1)``."""
+    """Step grid ``t0, t0 + dt, ..., t1`` that brackets every jump time in ``(t0, t1)``.
+
+    Each jump time ``t_j`` is replaced by the two floating-point neighbours
+    ``prevbefore(t_j)`` and ``nextafter(t_j)``: the step that ends at the jump sees
+    only the left limit of the vector field and the next one only the right limit,
+    exactly as diffrax's adaptive controllers treat ``jump_ts``. The step across
+    the jump itself has length of a few ulp.
+    """
     n = max(1, int(np.ceil((t1 - t0) / dt - 1e-9)))
     grid = np.linspace(t0, t1, n + 1)
     jumps = np.asarray([t for t in jump_ts if t0 < t < t1], dtype=float)
-    grid = np.union1d(grid, jumps)
-    # drop points closer than dt/1000 to a jump (keep the jump exactly)
-    keep = np.ones_like(grid, dtype=bool)
-    for tj in jumps:
-        close = (np.abs(grid - tj) < dt * 1e-3) & (grid != tj)
-        keep &= ~close
-    return grid[keep]
+    if jumps.size:
+        near = np.min(np.abs(grid[:, None] - jumps[None, :]), axis=1) < dt * 1e-3
+        bracket = np.concatenate([np.nextafter(jumps, -np.inf), np.nextafter(jumps, np.inf)])
+        grid = np.union1d(grid[~near], bracket)
+    return grid
 
 
 def save_times(t0: float, t1: float, save_dt: float) -> np.ndarray:

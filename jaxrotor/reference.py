@@ -1,0 +1,326 @@
+"""Reference trajectories: position, velocity, acceleration, jerk and attitude as functions of time.
+
+Every reference is an equinox Module called as ``ref(t) -> RefSample`` (pure JAX,
+no Python branching on ``t``) and exposes ``duration`` and ``jump_times``, the
+instants where a derivative the controller uses (velocity or acceleration) is
+discontinuous, so integrators can avoid stepping across them.
+
+Phases (local time ``tau`` from 0 to ``duration``):
+
+* :class:`Hover` - hold a point.
+* :class:`Transfer` - smooth point-to-point motion with a quintic minimum-jerk
+  profile ``s(x) = 10 x^3 - 15 x^4 + 6 x^5``, ``x = tau / duration``: zero velocity
+  and acceleration at both ends. :func:`takeoff` and :func:`landing` build it.
+* :class:`FigureEight` - eq. (13): ``p = c + (A_x sin(2 pi tau / T), A_y sin(4 pi tau / T), 0)``
+  with ``T = 30 s`` for the paper (``sin(pi t / 15)``, ``sin(2 pi t / 15)``; the printed
+  second component lost its ``t``).
+* :class:`Circle` - ``p = c + r (cos(2 pi tau / T) - 1, sin(2 pi tau / T), 0)`` (starts at ``c``).
+* :class:`Sequence` - phases one after the other; the jump times are the phase
+  boundaries where the motion is not smooth.
+
+Attitude references are constant (``R_r`` fixed, ``omega_r = 0``) for these phases.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+from jax import Array
+
+__all__ = [
+    "RefSample",
+    "AbstractReference",
+    "Hover",
+    "Transfer",
+    "FigureEight",
+    "Circle",
+    "Sequence",
+    "takeoff",
+    "landing",
+    "paper_maneuver",
+]
+
+
+def _f(x) -> Array:
+    return jnp.asarray(x, dtype=jnp.result_type(float))
+
+
+class RefSample(eqx.Module):
+    """Reference at one instant (world frame).
+
+    Attributes:
+        p, v, a, j: ``(3,)`` position [m], velocity [m/s], acceleration [m/s^2], jerk [m/s^3].
+        R: ``(3, 3)`` reference attitude (body to world).
+        omega: ``(3,)`` reference body rate [rad/s]. omega_dot: ``(3,)`` [rad/s^2].
+        yaw: ``()`` heading [rad] for under-actuated controllers.
+    """
+
+    p: Array
+    v: Array
+    a: Array
+    j: Array
+    R: Array
+    omega: Array
+    omega_dot: Array
+    yaw: Array
+
+
+class AbstractReference(eqx.Module):
+    """A reference trajectory ``t -> RefSample``."""
+
+    @abc.abstractmethod
+    def __call__(self, t: Array) -> RefSample:
+        """Sample at time ``t`` [s] (local time for a phase)."""
+
+    @property
+    @abc.abstractmethod
+    def duration(self) -> float:
+        """Length [s]."""
+
+    @property
+    def jump_times(self) -> tuple[float, ...]:
+        """Times where velocity or acceleration jump (none inside a smooth phase)."""
+        return ()
+
+    def end_position(self) -> np.ndarray:
+        """Position at the end of the phase (concrete numpy ``(3,)``)."""
+        return np.asarray(self(_f(self.duration)).p)
+
+
+def _sample(p, v, a, j, yaw, R=None) -> RefSample:
+    dtype = p.dtype
+    z = jnp.zeros(3, dtype=dtype)
+    if R is None:
+        c, s = jnp.cos(yaw), jnp.sin(yaw)
+        o, zz = jnp.ones_like(c), jnp.zeros_like(c)
+        R = jnp.array([[c, -s, zz], [s, c, zz], [zz, zz, o]])
+    return RefSample(p=p, v=v, a=a, j=j, R=R, omega=z, omega_dot=z, yaw=_f(yaw))
+
+
+class Hover(AbstractReference):
+    """Hold ``position`` [m] with heading ``yaw`` [rad] for ``length`` seconds."""
+
+    position: Array
+    yaw: Array
+    length: float = eqx.field(static=True)
+
+    def __init__(self, position, length: float, yaw: float = 0.0):
+        self.position = _f(position)
+        self.yaw = _f(yaw)
+        self.length = float(length)
+
+    @property
+    def duration(self) -> float:
+        return self.length
+
+    def __call__(self, t):
+        z = jnp.zeros(3, dtype=self.position.dtype)
+        return _sample(self.position, z, z, z, self.yaw)
+
+
+class Transfer(AbstractReference):
+    """Minimum-jerk straight-line move from ``start`` to ``end`` [m] in ``length`` seconds.
+
+    ``p(tau) = start + (end - start) s(tau / length)``, ``s(x) = 10x^3 - 15x^4 + 6x^5``.
+    Velocity and acceleration are zero at both ends.
+    """
+
+    start: Array
+    end: Array
+    yaw: Array
+    length: float = eqx.field(static=True)
+
+    def __init__(self, start, end, length: float, yaw: float = 0.0):
+        if not length > 0:
+            raise ValueError(f"Transfer parameter `length` = {length!r} is invalid: must be > 0 s. Fix: pass e.g. 8.0.")
+        self.start, self.end, self.yaw = _f(start), _f(end), _f(yaw)
+        self.length = float(length)
+
+    @property
+    def duration(self) -> float:
+        return self.length
+
+    def __call__(self, t):
+        T = self.length
+        x = jnp.clip(t / T, 0.0, 1.0)
+        s = x**3 * (10 - 15 * x + 6 * x**2)
+        ds = 30 * x**2 * (1 - x) ** 2 / T
+        dds = 60 * x * (1 - x) * (1 - 2 * x) / T**2
+        ddds = 60 * (1 - 6 * x + 6 * x**2) / T**3
+        inside = (t >= 0) & (t <= T)
+        d = self.end - self.start
+        return _sample(self.start + d * s, d * ds * inside, d * dds * inside, d * ddds * inside, self.yaw)
+
+
+def takeoff(position, altitude: float, length: float, yaw: float = 0.0) -> Transfer:
+    """Vertical minimum-jerk climb from ``position`` to ``altitude`` [m] above it... to ``z = altitude``."""
+    p0 = np.asarray(position, dtype=float)
+    return Transfer(p0, np.array([p0[0], p0[1], altitude]), length, yaw)
+
+
+def landing(position, length: float, ground: float = 0.0, yaw: float = 0.0) -> Transfer:
+    """Vertical minimum-jerk descent from ``position`` to ``z = ground`` [m]."""
+    p0 = np.asarray(position, dtype=float)
+    return Transfer(p0, np.array([p0[0], p0[1], ground]), length, yaw)
+
+
+class FigureEight(AbstractReference):
+    """Figure-eight of eq. (13) in a horizontal plane.
+
+    ``p(tau) = center + (A_x sin(w tau), A_y sin(2 w tau), 0)``, ``w = 2 pi / period``.
+    The paper: ``center = (0, 0, 1)``, ``A_x = A_y = 1 m``, ``period = 30 s``
+    (``sin(pi t / 15)``, ``sin(2 pi t / 15)``). Starting at ``tau = 0`` from rest the
+    reference velocity jumps to ``(A_x w, 2 A_y w, 0)``.
+    """
+
+    center: Array
+    amplitude: Array
+    yaw: Array
+    period: float = eqx.field(static=True)
+    length: float = eqx.field(static=True)
+
+    def __init__(self, length: float, center=(0.0, 0.0, 1.0), amplitude=(1.0, 1.0), period: float = 30.0, yaw=0.0):
+        if not period > 0:
+            raise ValueError(f"FigureEight parameter `period` = {period!r} is invalid: must be > 0 s. Fix: e.g. 30.0.")
+        self.center, self.amplitude, self.yaw = _f(center), _f(amplitude), _f(yaw)
+        self.period, self.length = float(period), float(length)
+
+    @property
+    def duration(self) -> float:
+        return self.length
+
+    def __call__(self, t):
+        w = 2 * math.pi / self.period
+        Ax, Ay = self.amplitude[0], self.amplitude[1]
+        z = jnp.zeros_like(t)
+        p = self.center + jnp.stack([Ax * jnp.sin(w * t), Ay * jnp.sin(2 * w * t), z])
+        v = jnp.stack([Ax * w * jnp.cos(w * t), 2 * Ay * w * jnp.cos(2 * w * t), z])
+        a = jnp.stack([-Ax * w**2 * jnp.sin(w * t), -4 * Ay * w**2 * jnp.sin(2 * w * t), z])
+        j = jnp.stack([-Ax * w**3 * jnp.cos(w * t), -8 * Ay * w**3 * jnp.cos(2 * w * t), z])
+        return _sample(p, v, a, j, self.yaw)
+
+
+class Circle(AbstractReference):
+    """Horizontal circle through ``start``: ``p = start + r (cos(w tau) - 1, sin(w tau), 0)``, ``w = 2 pi / period``."""
+
+    start: Array
+    radius: Array
+    yaw: Array
+    period: float = eqx.field(static=True)
+    length: float = eqx.field(static=True)
+
+    def __init__(self, length: float, start=(0.0, 0.0, 1.0), radius: float = 1.0, period: float = 10.0, yaw=0.0):
+        if not period > 0:
+            raise ValueError(f"Circle parameter `period` = {period!r} is invalid: must be > 0 s. Fix: e.g. 10.0.")
+        self.start, self.radius, self.yaw = _f(start), _f(radius), _f(yaw)
+        self.period, self.length = float(period), float(length)
+
+    @property
+    def duration(self) -> float:
+        return self.length
+
+    def __call__(self, t):
+        w = 2 * math.pi / self.period
+        r = self.radius
+        c, s, z = jnp.cos(w * t), jnp.sin(w * t), jnp.zeros_like(t)
+        p = self.start + r * jnp.stack([c - 1, s, z])
+        v = r * w * jnp.stack([-s, c, z])
+        a = r * w**2 * jnp.stack([-c, -s, z])
+        j = r * w**3 * jnp.stack([s, -c, z])
+        return _sample(p, v, a, j, self.yaw)
+
+
+class Sequence(AbstractReference):
+    """Phases flown one after another; phase ``k`` starts when phase ``k-1`` ends.
+
+    Evaluates every phase at its local time and selects the active one with
+    ``jnp.select`` (no Python branching on ``t``); after the last phase the last
+    sample is held with zero velocity. ``jump_times`` are all phase boundaries
+    (plus each phase's own jump times).
+    """
+
+    phases: tuple[AbstractReference, ...]
+
+    def __init__(self, phases):
+        phases = tuple(phases)
+        if not phases:
+            raise ValueError("Sequence parameter `phases` is empty. Fix: pass at least one phase.")
+        self.phases = phases
+
+    @property
+    def starts(self) -> tuple[float, ...]:
+        out, t = [], 0.0
+        for ph in self.phases:
+            out.append(t)
+            t += ph.duration
+        return tuple(out)
+
+    @property
+    def duration(self) -> float:
+        return float(sum(ph.duration for ph in self.phases))
+
+    @property
+    def jump_times(self) -> tuple[float, ...]:
+        js = set()
+        for t0, ph in zip(self.starts, self.phases):
+            js.add(t0)
+            js.add(t0 + ph.duration)
+            js.update(t0 + tj for tj in ph.jump_times)
+        return tuple(sorted(t for t in js if 0 < t < self.duration))
+
+    def __call__(self, t):
+        samples = [ph(jnp.clip(t - t0, 0.0, ph.duration)) for t0, ph in zip(self.starts, self.phases)]
+        ends = [t0 + ph.duration for t0, ph in zip(self.starts, self.phases)]
+        conds = [t < e for e in ends[:-1]] + [jnp.ones_like(t, dtype=bool)]
+        stacked = [jnp.stack(leaves) for leaves in zip(*(_leaves(s) for s in samples))]
+        # index of the active phase: first whose end is after t
+        idx = jnp.select(conds, [jnp.asarray(k) for k in range(len(samples))])
+        picked = [x[idx] for x in stacked]
+        out = _unleaves(samples[0], picked)
+        after = t > self.duration
+        zero = jnp.zeros_like(out.v)
+        return eqx.tree_at(lambda s: (s.v, s.a, s.j), out, (jnp.where(after, zero, out.v),
+                                                            jnp.where(after, zero, out.a),
+                                                            jnp.where(after, zero, out.j)))
+
+
+def _leaves(s: RefSample):
+    return (s.p, s.v, s.a, s.j, s.R, s.omega, s.omega_dot, s.yaw)
+
+
+def _unleaves(template: RefSample, leaves) -> RefSample:
+    p, v, a, j, R, omega, omega_dot, yaw = leaves
+    return RefSample(p=p, v=v, a=a, j=j, R=R, omega=omega, omega_dot=omega_dot, yaw=yaw)
+
+
+def paper_maneuver(
+    takeoff_time: float = 8.0,
+    landing_time: float = 8.0,
+    total_time: float = 45.0,
+    altitude: float = 1.0,
+    period: float = 30.0,
+    amplitude=(1.0, 1.0),
+) -> Sequence:
+    """The use-case maneuver: takeoff, figure-eight (eq. 13) at fixed attitude, landing.
+
+    ``0 - 8 s``: minimum-jerk climb from the origin to ``(0, 0, 1)``;
+    ``8 - 37 s``: figure-eight ``(sin(pi tau/15), sin(2 pi tau/15), 1)``, ``tau = t - 8``;
+    ``37 - 45 s``: minimum-jerk vertical descent to the ground below the point where the
+    figure-eight stops. ``R_r = I`` throughout. The reference velocity jumps at 8 s
+    (from rest to ``(pi/15, 2 pi/15, 0)`` m/s) and at 37 s (back to rest), the two
+    transients seen in the paper's Fig. 7.
+    """
+    eight_time = total_time - takeoff_time - landing_time
+    if not eight_time > 0:
+        raise ValueError(
+            f"paper_maneuver: takeoff ({takeoff_time} s) + landing ({landing_time} s) leave no time for the "
+            f"figure-eight within total_time = {total_time} s. Fix: raise total_time."
+        )
+    up = takeoff((0.0, 0.0, 0.0), altitude, takeoff_time)
+    eight = FigureEight(eight_time, center=(0.0, 0.0, altitude), amplitude=amplitude, period=period)
+    down = landing(eight.end_position(), landing_time)
+    return Sequence((up, eight, down))
