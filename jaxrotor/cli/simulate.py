@@ -1,0 +1,38 @@
+"""``jaxrotor simulate [CONFIG] [--out DIR]``: fly a configured flight and write its report."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+@click.command("simulate")
+@click.argument("config", required=False, type=click.Path(dir_okay=False))
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="Output folder (default ./jaxrotor-out/<name>/).")
+@click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+@click.option("--float32", is_flag=True, help="Run in float32 (default float64).")
+def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32: bool) -> None:
+    """Fly CONFIG (a TOML file, see configs/); without CONFIG, the paper's hexarotor use case.
+
+    Prints the metrics table and writes the figures (fig6_trajectory_3d.png,
+    fig7_errors.png, fig8_rotor_speeds.png), trajectory.npz and metrics.json.
+    """
+    import jax
+
+    jax.config.update("jax_enable_x64", not float32)
+    from .. import config as cfg
+    from .. import usecase
+
+    try:
+        spec = usecase.paper_reproduction_spec() if config is None else cfg.load(config)
+    except cfg.ConfigError as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(2)
+    metrics = usecase.run(spec, out_dir, progress=not no_progress, echo=click.echo)
+    if metrics["diverged"]:
+        sys.exit(1)
+
+
+COMMANDS = [simulate]
