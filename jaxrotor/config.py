@@ -243,8 +243,8 @@ def from_dict(data: dict, source: str = "<dict>", base_dir: Path | None = None) 
         platform = platform_from_table(data["platform"], source)
     except ConfigError:
         raise
-    except ValueError as err:
-        raise ConfigError(f"{source}: [platform]: {err}") from None
+    except ValueError as err:  # the message already names the file, the key, the value and the fix
+        raise ConfigError(str(err)) from None
     sections = {}
     for sec, builder in (("controller", _controller), ("allocator", _allocator), ("actuators", _actuators),
                          ("reference", _reference)):

@@ -53,18 +53,20 @@ class Integrator(eqx.Module):
             raise ValueError(f"Integrator parameter `max_steps` = {self.max_steps!r} is invalid. Fix: pass a positive int.")
 
 
-def fixed_step_grid(t0: float, t1: float, dt: float, jump_ts=()) -> np.ndarray:
+def fixed_step_grid(t0: float, t1: float, dt: float, jump_ts=(), dtype=None) -> np.ndarray:
     """Step grid ``t0, t0 + dt, ..., t1`` that brackets every jump time in ``(t0, t1)``.
 
     Each jump time ``t_j`` is replaced by the two floating-point neighbours
     ``prevbefore(t_j)`` and ``nextafter(t_j)``: the step that ends at the jump sees
     only the left limit of the vector field and the next one only the right limit,
     exactly as diffrax's adaptive controllers treat ``jump_ts``. The step across
-    the jump itself has length of a few ulp.
+    the jump itself has length of a few ulp of ``dtype`` (default: JAX's float type,
+    float32 unless x64 is enabled).
     """
+    dtype = np.dtype(jnp.result_type(float)) if dtype is None else np.dtype(dtype)
     n = max(1, int(np.ceil((t1 - t0) / dt - 1e-9)))
-    grid = np.linspace(t0, t1, n + 1)
-    jumps = np.asarray([t for t in jump_ts if t0 < t < t1], dtype=float)
+    grid = np.linspace(t0, t1, n + 1).astype(dtype)
+    jumps = np.asarray([t for t in jump_ts if t0 < t < t1], dtype=dtype)
     if jumps.size:
         near = np.min(np.abs(grid[:, None] - jumps[None, :]), axis=1) < dt * 1e-3
         bracket = np.concatenate([np.nextafter(jumps, -np.inf), np.nextafter(jumps, np.inf)])

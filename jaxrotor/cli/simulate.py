@@ -13,7 +13,9 @@ import click
               help="Output folder (default ./jaxrotor-out/<name>/).")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
 @click.option("--float32", is_flag=True, help="Run in float32 (default float64).")
-def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32: bool) -> None:
+@click.option("--t1", type=click.FloatRange(min=0.0, min_open=True), default=None,
+              help="Stop the flight(s) at this time [s] instead of the reference's end.")
+def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32: bool, t1: float | None) -> None:
     """Fly CONFIG (a TOML file, see configs/); without CONFIG, the paper's hexarotor use case.
 
     Prints the metrics table and writes the figures (fig6_trajectory_3d.png,
@@ -30,6 +32,10 @@ def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32
     except cfg.ConfigError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
+    if t1 is not None:
+        spec.t1 = t1
+        if spec.compare is not None:
+            spec.compare.t1 = t1
     metrics = usecase.run(spec, out_dir, progress=not no_progress, echo=click.echo)
     if metrics["diverged"]:
         sys.exit(1)

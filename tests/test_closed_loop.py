@@ -1,0 +1,283 @@
+"""Closed loop: controllers, allocators, references, simulate() and the paper use case."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxrotor as jr
+from jaxrotor import presets, so3
+from jaxrotor.allocators import Clip, PseudoInverse, TorquePriority, prepare_allocation
+from jaxrotor.control import FullyActuatedSE3, UnderactuatedSE3, attitude_error
+from jaxrotor.metrics import mae, max_abs, orientation_error, position_error, tracking_metrics
+from jaxrotor.reference import Circle, FigureEight, Hover, Sequence, Transfer, paper_maneuver
+from jaxrotor.simulate import simulate
+from jaxrotor.usecase import PAPER_TABLE_IV, paper_realistic_spec, paper_reproduction_spec
+
+FIXED = jr.Integrator(adaptive=False, dt=0.005)
+
+
+@pytest.fixture(scope="module")
+def hexa():
+    return presets.paper_hexarotor()
+
+
+# --------------------------------------------------------------------------- references
+
+
+@pytest.mark.parametrize(
+    "ref",
+    [
+        FigureEight(10.0, period=30.0),
+        FigureEight(5.0, center=(1.0, 2.0, 3.0), amplitude=(0.5, 2.0), period=7.0),
+        Circle(6.0, radius=1.5, period=4.0),
+        Transfer((0.0, 0.0, 0.0), (1.0, -2.0, 3.0), 4.0),
+    ],
+)
+def test_reference_derivatives_are_consistent(ref):
+    """v, a, j are the time derivatives of p, v, a (checked by forward-mode AD in t)."""
+    for t in np.linspace(0.1, ref.duration - 0.1, 7):
+        t = jnp.asarray(t)
+        s = ref(t)
+        for lo, hi in (("p", "v"), ("v", "a"), ("a", "j")):
+            d = jax.jacfwd(lambda tt: getattr(ref(tt), lo))(t)
+            np.testing.assert_allclose(d, getattr(s, hi), atol=1e-10)
+
+
+def test_figure_eight_is_eq_13():
+    ref = FigureEight(30.0)
+    for t in (0.0, 3.3, 12.0, 29.0):
+        np.testing.assert_allclose(ref(jnp.asarray(t)).p, [np.sin(np.pi * t / 15), np.sin(2 * np.pi * t / 15), 1.0], atol=1e-14)
+
+
+def test_minimum_jerk_endpoints_and_sequence_jumps():
+    tr = Transfer((0, 0, 0), (0, 0, 1), 8.0)
+    for t, p in ((0.0, 0.0), (4.0, 0.5), (8.0, 1.0)):
+        s = tr(jnp.asarray(t))
+        np.testing.assert_allclose(s.p[2], p, atol=1e-14)
+    for t in (0.0, 8.0):
+        s = tr(jnp.asarray(t))
+        np.testing.assert_allclose([s.v[2], s.a[2]], 0.0, atol=1e-14)
+    m = paper_maneuver()
+    assert m.duration == 45.0
+    assert 8.0 in m.jump_times and 37.0 in m.jump_times
+    # velocity jumps at 8 s from rest to (pi/15, 2 pi/15, 0)
+    np.testing.assert_allclose(m(jnp.asarray(8.0 - 1e-9)).v, 0.0, atol=1e-6)
+    np.testing.assert_allclose(m(jnp.asarray(8.0)).v, [np.pi / 15, 2 * np.pi / 15, 0.0], atol=1e-12)
+    # continuous position at the phase boundaries, landing ends on the ground
+    for tj in (8.0, 37.0):
+        np.testing.assert_allclose(m(jnp.asarray(tj - 1e-9)).p, m(jnp.asarray(tj)).p, atol=1e-8)
+    assert float(m(jnp.asarray(45.0)).p[2]) == pytest.approx(0.0, abs=1e-14)
+    with pytest.raises(ValueError, match="total_time"):
+        paper_maneuver(total_time=10.0)
+
+
+# --------------------------------------------------------------------------- allocators
+
+
+def test_allocators_exact_clip_and_torque_priority(hexa):
+    data = prepare_allocation(hexa)
+    M = np.asarray(data.G[3:])
+    # the collective direction is torque-free and positive
+    np.testing.assert_allclose(M @ np.asarray(data.collective), 0.0, atol=1e-15)
+    assert np.all(np.asarray(data.collective) > 0)
+    # inside the bounds: all three allocators deliver the wrench exactly
+    w = jnp.array([1.0, -2.0, 36.0, 0.3, -0.2, 0.05])
+    for alloc in (PseudoInverse(), Clip(), TorquePriority()):
+        r = alloc(data, w)
+        np.testing.assert_allclose(r.achieved, w, atol=1e-10)
+        assert not bool(jnp.any(r.saturated))
+    # a large torque with low collective: G^+ w asks for negative inputs
+    w = jnp.array([0.0, 0.0, 5.0, 5.0, 0.0, 0.0])
+    u0 = PseudoInverse()(data, w).u
+    assert float(jnp.min(u0)) < 0
+    clip = Clip()(data, w)
+    assert bool(jnp.any(clip.saturated)) and float(jnp.min(clip.u)) >= 0
+    assert float(jnp.max(jnp.abs(clip.achieved[3:] - w[3:]))) > 1e-3  # torques suffer under clip
+    np.testing.assert_allclose(clip.achieved - clip.requested, np.asarray(data.G) @ np.asarray(clip.u) - np.asarray(w), atol=1e-12)
+    tp = TorquePriority()(data, w)
+    assert float(jnp.min(tp.u)) >= -1e-9
+    np.testing.assert_allclose(tp.achieved[3:], w[3:], atol=1e-9)  # all three torques exact
+    assert float(tp.shift) > 0
+    # only the collective force F n changed
+    F = np.asarray(data.G[:3])
+    np.testing.assert_allclose(tp.achieved[:3] - w[:3], float(tp.shift) * F @ np.asarray(data.collective), atol=1e-9)
+
+
+def test_torque_priority_at_upper_bound_and_when_infeasible(hexa):
+    data = prepare_allocation(hexa)
+    u_max = float(data.u_max[0])
+    # near full thrust with some torque: shift down
+    w = jnp.array([0.0, 0.0, 0.99 * 6 * u_max * float(data.G[2, 0]), 1.0, 0.0, 0.0])
+    tp = TorquePriority()(data, w)
+    assert float(tp.shift) < 0 and float(jnp.max(tp.u)) <= u_max * (1 + 1e-12)
+    np.testing.assert_allclose(tp.achieved[3:], w[3:], atol=1e-9)
+    # impossible torque: no shift suffices, inputs stay within bounds and the error is reported
+    w = jnp.array([0.0, 0.0, 30.0, 50.0, 0.0, 0.0])
+    tp = TorquePriority()(data, w)
+    assert float(jnp.min(tp.u)) >= 0 and float(jnp.max(tp.u)) <= u_max * (1 + 1e-12)
+    assert float(jnp.abs(tp.achieved[3] - w[3])) > 1.0
+
+
+# --------------------------------------------------------------------------- controllers
+
+
+def test_fully_actuated_converges_from_offsets(hexa):
+    ref = Hover([0.0, 0.0, 1.0], 30.0)  # the Table III x/y gains leave a slow pole near -0.24 1/s
+    R0 = so3.exp(jnp.array([0.3, -0.2, 0.4]))
+    s0 = jr.initial_state(hexa, p=[0.4, -0.3, 0.7], R=R0, v=[0.2, 0.0, -0.1], omega=[0.5, -0.3, 0.2], rotor_speed="hover")
+    tr = simulate(hexa, FullyActuatedSE3(), ref, state0=s0, integrator=jr.Integrator(adaptive=False, dt=0.01), save_dt=0.1)
+    assert not bool(tr.diverged)
+    assert float(jnp.linalg.norm(position_error(tr)[-1])) < 2e-3
+    assert float(jnp.linalg.norm(orientation_error(tr)[-1])) < 1e-4
+    # the error shrinks: late errors are far below the initial ones
+    assert float(jnp.linalg.norm(position_error(tr)[0])) > 100 * float(jnp.linalg.norm(position_error(tr)[-1]))
+
+
+def test_integral_action_removes_constant_disturbance(hexa):
+    d = jnp.array([2.0, -1.5, 3.0])  # N, world frame
+    ref = Hover([0.0, 0.0, 1.0], 40.0)
+    no_int = FullyActuatedSE3(K_pi=0.0)
+    tr = simulate(hexa, no_int, ref, integrator=jr.Integrator(adaptive=False, dt=0.01), save_dt=0.5,
+                  disturbance=lambda t: d)
+    # without integral action the steady error is d / (m K_p) (closed form, per axis)
+    K_p = np.array([7.0, 7.0, 60.0])
+    np.testing.assert_allclose(position_error(tr)[-1], -np.asarray(d) / (3.5 * K_p), rtol=1e-4)
+    tr = simulate(hexa, FullyActuatedSE3(), ref, integrator=jr.Integrator(adaptive=False, dt=0.01), save_dt=0.5,
+                  disturbance=lambda t: d)
+    assert float(jnp.max(jnp.abs(position_error(tr)[-1]))) < 5e-4
+    # the position integrator converges to the value that cancels the disturbance: m K_pi int e_p = -d
+    K_pi = np.array([3.0, 3.0, 5.0])
+    # (x, y converge with the -0.25 1/s pole; z's slowest pole, about -0.085 1/s, leaves ~3 % after 40 s)
+    cancel = 3.5 * K_pi * np.asarray(tr.controller_state.int_p[-1])
+    np.testing.assert_allclose(cancel[:2], -np.asarray(d)[:2], rtol=2e-3)
+    np.testing.assert_allclose(cancel[2], -float(d[2]), rtol=0.05)
+
+
+def test_underactuated_quadrotor_converges_and_tracks_figure_eight():
+    quad = presets.cs_4r()
+    ref = Hover([0.0, 0.0, 1.0], 8.0)
+    s0 = jr.initial_state(quad, p=[0.5, -0.4, 0.6], R=so3.exp(jnp.array([0.2, -0.1, 0.5])), rotor_speed="hover")
+    tr = simulate(quad, UnderactuatedSE3(), ref, state0=s0, integrator=FIXED, save_dt=0.05)
+    assert float(jnp.linalg.norm(position_error(tr)[-1])) < 5e-3
+    assert abs(float(so3.log(tr.R[-1])[2])) < 5e-3  # heading recovered
+    # the paper maneuver: thrust only along body z, tracks within stated bounds
+    tr = simulate(quad, UnderactuatedSE3(), paper_maneuver(), integrator=jr.Integrator(adaptive=False, dt=0.01))
+    assert not bool(tr.diverged)
+    e = position_error(tr)
+    assert np.all(np.asarray(max_abs(e)) < [0.08, 0.15, 0.01])
+    assert np.all(np.asarray(mae(e)) < [3e-3, 6e-3, 5e-4])
+    np.testing.assert_allclose(tr.wrench_achieved[:, :2], 0.0, atol=1e-9)  # no lateral body force
+
+
+# --------------------------------------------------------------------------- the use case
+
+
+@pytest.fixture(scope="module")
+def use_case_runs():
+    rep = paper_reproduction_spec(with_comparison=False)
+    real = paper_realistic_spec()
+    out = {}
+    for spec in (rep, real):
+        out[spec.name] = simulate(spec.platform, spec.controller, spec.reference, allocator=spec.allocator,
+                                  actuators=spec.actuators, integrator=spec.integrator, save_dt=spec.save_dt)
+    return out
+
+
+@pytest.mark.slow
+def test_paper_reproduction_matches_table_iv(use_case_runs):
+    tr = use_case_runs["paper_reproduction"]
+    assert not bool(tr.diverged)
+    assert float(tr.t[-1]) == pytest.approx(45.0)
+    e_p, e_R = position_error(tr), orientation_error(tr)
+    m_p, paper = np.asarray(mae(e_p)), PAPER_TABLE_IV["mae_position"]
+    assert abs(m_p[0] / paper[0] - 1) < 0.15
+    assert abs(m_p[1] / paper[1] - 1) < 0.15
+    assert m_p[2] < 1e-4
+    assert float(jnp.max(mae(e_R))) < 1e-12
+    assert np.all(np.asarray(max_abs(e_p))[:2] < 0.10)
+    # ideal allocation: achieved == requested wrench
+    assert float(jnp.max(jnp.abs(tr.wrench_error))) < 1e-9
+
+
+@pytest.mark.slow
+def test_realistic_configuration_saturates_briefly(use_case_runs):
+    rep, real = use_case_runs["paper_reproduction"], use_case_runs["paper_realistic"]
+    assert not bool(real.diverged)
+    # the figure-eight start asks for negative inputs: the exact allocation goes below zero for ~0.1 s
+    t = np.asarray(rep.t)
+    neg = np.asarray(jnp.any(rep.u_cmd < 0, axis=1))
+    assert neg.any() and 0.03 <= neg[(t >= 8) & (t < 9)].sum() * 0.01 <= 0.3
+    # with bounds, inputs stay in [0, u_max] and saturation is flagged around 8 s and 37 s
+    assert float(jnp.min(real.u_cmd)) >= 0 and float(jnp.max(real.u_cmd)) <= float(presets.paper_hexarotor().u_max[0]) * (1 + 1e-9)
+    sat_t = np.asarray(real.t)[np.asarray(jnp.any(real.saturated, axis=1))]
+    assert sat_t.size > 0 and np.all((np.abs(sat_t - 8.1) < 0.5) | (np.abs(sat_t - 37.1) < 0.5))
+    # tracking degrades but stays within the paper's 10 cm transient band
+    m_rep = np.asarray(mae(position_error(rep)))
+    m_real = np.asarray(mae(position_error(real)))
+    assert np.all(m_real > m_rep) and np.all(np.asarray(max_abs(position_error(real)))[:2] < 0.10)
+    assert float(jnp.max(mae(orientation_error(real)))) > 1e-7  # no longer round-off
+    # the motor model: rotor speeds lag the command
+    m = tracking_metrics(real, presets.paper_hexarotor().c_f, presets.paper_hexarotor().c_tau)
+    assert 0 < float(m.saturation_fraction) < 0.02
+
+
+# --------------------------------------------------------------------------- divergence under vmap
+
+
+def test_divergence_is_flagged_under_vmap_without_poisoning(hexa):
+    """A gain far too stiff for the fixed step blows the rollout up; it is flagged, the others are untouched."""
+    ref = Hover([0.0, 0.0, 1.0], 2.0)
+    integ = jr.Integrator(adaptive=False, dt=0.01)
+    s0 = jr.initial_state(hexa, p=[0.1, 0.0, 1.0], R=so3.exp(jnp.array([0.1, 0.0, 0.2])), rotor_speed="hover")
+
+    def fly(k_w):
+        return simulate(hexa, FullyActuatedSE3(K_w=k_w), ref, integrator=integ, save_dt=0.05, state0=s0)
+
+    k_w = jnp.array([25.0, 1e5, 5.0])  # K_w = 1e5 N m s/rad on J ~ 0.15: |lambda| dt ~ 6000, RK unstable
+    batch = jax.vmap(fly)(k_w)
+    assert np.asarray(batch.diverged).tolist() == [False, True, False]
+    for i in (0, 2):
+        single = fly(k_w[i])
+        np.testing.assert_allclose(batch.p[i], single.p, atol=1e-12)
+        assert bool(jnp.all(jnp.isfinite(batch.p[i])))
+    m = jax.vmap(lambda tr: mae(position_error(tr)))(batch)
+    assert bool(jnp.all(jnp.isfinite(m[0]))) and bool(jnp.all(jnp.isfinite(m[2])))
+
+
+def test_diverged_run_reports_not_nan_silently(hexa):
+    """A destabilising disturbance ends outside the runaway limits: flagged, not returned as if fine."""
+    ref = Hover([0.0, 0.0, 1.0], 2.0)
+    tr = simulate(hexa, FullyActuatedSE3(K_p=0.0, K_v=0.0, K_pi=0.0), ref, integrator=jr.Integrator(adaptive=False, dt=0.01),
+                  disturbance=lambda t: jnp.array([1e6, 0.0, 0.0]))
+    assert bool(tr.diverged)
+
+
+def test_float32_closed_loop_runs(tmp_path):
+    """The library also works in float32 (a separate process, x64 disabled)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(
+        """
+        import jax, jax.numpy as jnp
+        jax.config.update("jax_enable_x64", False)
+        import jaxrotor as jr
+        from jaxrotor import presets
+        from jaxrotor.control import FullyActuatedSE3
+        from jaxrotor.reference import paper_maneuver
+        from jaxrotor.simulate import simulate
+        tr = simulate(presets.paper_hexarotor(), FullyActuatedSE3(), paper_maneuver(), t1=10.0,
+                      integrator=jr.Integrator(adaptive=False, dt=0.01))
+        assert tr.p.dtype == jnp.float32, tr.p.dtype
+        assert not bool(tr.diverged)
+        e = jnp.abs(tr.p_ref - tr.p).max()
+        assert float(e) < 0.05, float(e)
+        print("ok", float(e))
+        """
+    )
+    env = {k: v for k, v in __import__("os").environ.items() if k != "JAX_ENABLE_X64"}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.startswith("ok")
