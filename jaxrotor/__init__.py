@@ -3,7 +3,7 @@
 The public API is re-exported here; see ``docs/`` for the theory and workflows.
 """
 
-from . import allocation, presets, so3
+from . import allocation, allocators, control, metrics, presets, reference, so3
 from .allocation import (
     allocation_matrix as allocation_matrix,
     force_matrix as force_matrix,
@@ -33,7 +33,13 @@ from .platform import (
     rotor_positions as rotor_positions,
     star_platform as star_platform,
 )
-from .simulate import DivergenceLimits as DivergenceLimits, simulate_open_loop as simulate_open_loop
+from .allocators import Clip as Clip, PseudoInverse as PseudoInverse, TorquePriority as TorquePriority
+from .control import FullyActuatedSE3 as FullyActuatedSE3, UnderactuatedSE3 as UnderactuatedSE3
+from .simulate import (
+    DivergenceLimits as DivergenceLimits,
+    simulate as simulate,
+    simulate_open_loop as simulate_open_loop,
+)
 from .trajectory import Trajectory as Trajectory
 
 __version__ = "0.1.0"

@@ -205,7 +205,7 @@ def simulate(
     state0: VehicleState | None = None,
     t0: float = 0.0,
     t1: float | None = None,
-    integrator: Integrator = Integrator(rtol=1e-7, atol=1e-9),
+    integrator: Integrator = Integrator(rtol=1e-9, atol=1e-11),
     save_dt: float = 0.01,
     tilt_command: Callable | None = None,
     disturbance: Callable | None = None,
@@ -227,7 +227,7 @@ def simulate(
         state0: initial state; default at rest at ``reference(t0)`` with the
             reference attitude and hover rotor speeds.
         t0, t1: time span [s]; ``t1`` defaults to ``reference.duration``.
-        integrator: adaptive Tsit5 by default (``rtol=1e-7``); fixed step for gradients.
+        integrator: adaptive Tsit5 by default (``rtol=1e-9``, ``atol=1e-11``); fixed step for gradients.
         save_dt: output period [s].
         tilt_command: ``t -> (alpha, beta)`` for a tilting platform.
         disturbance: ``t -> (3,)`` world-frame external force [N].
