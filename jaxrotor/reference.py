@@ -27,6 +27,7 @@ import abc
 import math
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
@@ -87,8 +88,9 @@ class AbstractReference(eqx.Module):
         return ()
 
     def end_position(self) -> np.ndarray:
-        """Position at the end of the phase (concrete numpy ``(3,)``)."""
-        return np.asarray(self(_f(self.duration)).p)
+        """Position at the end of the phase (concrete numpy ``(3,)``; evaluated eagerly even inside a trace)."""
+        with jax.ensure_compile_time_eval():
+            return np.asarray(self(_f(self.duration)).p)
 
 
 def _sample(p, v, a, j, yaw, R=None) -> RefSample:
@@ -322,5 +324,7 @@ def paper_maneuver(
         )
     up = takeoff((0.0, 0.0, 0.0), altitude, takeoff_time)
     eight = FigureEight(eight_time, center=(0.0, 0.0, altitude), amplitude=amplitude, period=period)
-    down = landing(eight.end_position(), landing_time)
+    w = 2 * math.pi / period
+    end = np.array([amplitude[0] * math.sin(w * eight_time), amplitude[1] * math.sin(2 * w * eight_time), altitude])
+    down = landing(end, landing_time)  # (closed form in numpy: no JAX op, so it works inside a trace too)
     return Sequence((up, eight, down))

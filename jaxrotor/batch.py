@@ -1,0 +1,108 @@
+"""Many rollouts at once: stacking designs, ``vmap``, and sharding the batch over devices.
+
+Every jaxrotor function works on one unbatched object; batching is ``jax.vmap``
+and scale-out is ``jax.sharding`` over all devices of the process (several hosts:
+call ``jax.distributed.initialize()`` on each first; ``jax.devices()`` then lists
+every device of the cluster). There is no parallel runtime of jaxrotor's own.
+
+* :func:`stack` turns a list of same-structure Modules (platforms, controllers)
+  into one Module whose array leaves have a leading batch axis.
+* :func:`unstack` does the reverse (member ``i`` of a batch).
+* :func:`batch_mesh` builds a 1-D ``Mesh`` named ``"batch"`` over the devices.
+* :func:`map_batch` applies ``fn`` to each member with ``vmap``; with a mesh the
+  batch axis is laid out over the devices (``NamedSharding(mesh, P("batch"))``) and
+  XLA runs each device's slice locally. The batch size must be a multiple of the
+  number of devices (pad with copies of a member otherwise: :func:`pad_to`).
+
+Example (CPU, 8 simulated devices)::
+
+    XLA_FLAGS=--xla_force_host_platform_device_count=8 python my_sweep.py
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+__all__ = ["stack", "unstack", "batch_size", "batch_mesh", "pad_to", "shard", "map_batch"]
+
+
+def stack(items: Sequence) -> object:
+    """Stack same-structure pytrees along a new leading axis (array leaves only; static parts must agree)."""
+    items = list(items)
+    if not items:
+        raise ValueError("stack: `items` is empty. Fix: pass at least one pytree.")
+    arrays = [eqx.filter(x, eqx.is_array) for x in items]
+    static = eqx.filter(items[0], eqx.is_array, inverse=True)
+    treedefs = {jax.tree_util.tree_structure(a) for a in arrays}
+    if len(treedefs) != 1:
+        raise ValueError("stack: the items differ in structure (e.g. rotor count, angle shapes, static fields). "
+                         "Fix: batch only designs of the same structure.")
+    stacked = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *arrays)
+    return eqx.combine(stacked, static)
+
+
+def unstack(batch, i: int):
+    """Member ``i`` of a stacked pytree."""
+    return jax.tree_util.tree_map(lambda x: x[i] if eqx.is_array(x) else x, batch)
+
+
+def batch_size(batch) -> int:
+    """Leading-axis length shared by the array leaves of ``batch``."""
+    sizes = {x.shape[0] for x in jax.tree_util.tree_leaves(eqx.filter(batch, eqx.is_array))}
+    if len(sizes) != 1:
+        raise ValueError(f"batch_size: array leaves have different leading sizes {sorted(sizes)}. "
+                         "Fix: stack the batch with jaxrotor.batch.stack.")
+    return sizes.pop()
+
+
+def batch_mesh(devices=None) -> Mesh:
+    """1-D device mesh with axis name ``"batch"`` over ``devices`` (default: all of ``jax.devices()``)."""
+    import numpy as np
+
+    devices = jax.devices() if devices is None else list(devices)
+    return Mesh(np.asarray(devices), ("batch",))
+
+
+def pad_to(batch, multiple: int):
+    """Pad the batch axis with copies of the last member to a multiple of ``multiple``; returns ``(padded, n)``."""
+    n = batch_size(batch)
+    extra = (-n) % multiple
+    if extra == 0:
+        return batch, n
+    pad = jax.tree_util.tree_map(
+        lambda x: jnp.concatenate([x, jnp.repeat(x[-1:], extra, axis=0)]) if eqx.is_array(x) else x, batch)
+    return pad, n
+
+
+def shard(batch, mesh: Mesh):
+    """Place the array leaves of ``batch`` with their leading axis split over ``mesh``'s ``"batch"`` axis."""
+    n_dev = mesh.devices.size
+    if batch_size(batch) % n_dev:
+        raise ValueError(f"shard: batch size {batch_size(batch)} is not a multiple of the {n_dev} devices. "
+                         "Fix: pad with jaxrotor.batch.pad_to(batch, n_devices).")
+    sharding = NamedSharding(mesh, PartitionSpec("batch"))
+    return jax.tree_util.tree_map(lambda x: jax.device_put(x, sharding) if eqx.is_array(x) else x, batch)
+
+
+def map_batch(fn: Callable, batch, mesh: Mesh | None = None):
+    """``vmap(fn)(batch)``, jit-compiled; with ``mesh``, the batch axis is sharded over its devices.
+
+    Args:
+        fn: function of one member (e.g. ``lambda p: simulate(p, ctrl, ref)``).
+        batch: stacked pytree (see :func:`stack`).
+        mesh: optional device mesh from :func:`batch_mesh`; the output keeps the batch sharding.
+
+    Returns:
+        ``fn``'s output with a leading batch axis.
+    """
+    f = eqx.filter_jit(eqx.filter_vmap(fn))
+    if mesh is None:
+        return f(batch)
+    padded, n = pad_to(batch, mesh.devices.size)
+    out = f(shard(padded, mesh))
+    return jax.tree_util.tree_map(lambda x: x[:n] if eqx.is_array(x) else x, out)
