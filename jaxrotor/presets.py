@@ -132,3 +132,8 @@ def get(name: str) -> Platform:
         return PRESETS[name]()
     except KeyError:
         raise ValueError(f"Unknown preset {name!r}. Fix: use one of {', '.join(PRESETS)}.") from None
+
+
+# The layout presets of seeds/002 (hex_s550, octo_x8, racing_250) register themselves
+# when jaxrotor.layouts is imported; import it last so `register` exists by then.
+from . import layouts as _layouts  # noqa: E402,F401

@@ -1,0 +1,187 @@
+"""``jaxrotor analyze`` and ``jaxrotor presets``: actuation properties of a design.
+
+``jaxrotor analyze [CONFIG | --preset NAME] [--json] [--out DIR]`` prints every
+property of :func:`jaxrotor.analysis.analyze` as a table, or with ``--json`` one
+JSON object on stdout (the keys of :meth:`~jaxrotor.analysis.ActuationReport.to_dict`;
+``null`` for a value that is infinite or undefined). With neither a CONFIG nor a
+preset it analyses the paper's use-case hexarotor (``paper_hexarotor``). CONFIG
+is a TOML file whose ``[platform]`` table names a ``preset`` or gives the
+:func:`~jaxrotor.platform.star_platform` parameters
+(:func:`jaxrotor.layouts.platform_from_table`). ``--out DIR`` also writes a 3D
+drawing of the design and a picture of its force sets (PNG).
+
+JAX is imported inside the commands, so ``jaxrotor --help`` answers at once.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import click
+
+DEFAULT_PRESET = "paper_hexarotor"
+
+
+def _load_config(path: Path):
+    import tomllib
+
+    from ..layouts import platform_from_table
+
+    try:
+        with open(path, "rb") as fh:
+            doc = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as err:
+        raise click.BadParameter(f"{path}: not valid TOML ({err}). Fix: check the syntax of the file.",
+                                 param_hint="CONFIG") from None
+    if "platform" not in doc:
+        raise click.BadParameter(
+            f"{path}: no [platform] table (found: {', '.join(doc) or 'nothing'}). "
+            'Fix: add a [platform] table with `preset = "name"` or the platform parameters.',
+            param_hint="CONFIG")
+    try:
+        return platform_from_table(doc["platform"], str(path))
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="CONFIG") from None
+
+
+def _fmt(v, digits: int = 4) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "n/a"
+        if math.isinf(v):
+            return "inf"
+        return f"{v:.{digits}g}"
+    return str(v)
+
+
+def format_report(report) -> str:
+    """Readable multi-line table of an :class:`~jaxrotor.analysis.ActuationReport`."""
+    r = report
+    rows: list[tuple[str, str]] = []
+
+    def add(key, value, unit=""):
+        rows.append((key, f"{value} {unit}".rstrip()))
+
+    add("platform", f"{r.name}  ({r.label}, n = {r.n_rotors}, m = {r.mass_kg:g} kg, m g = {r.weight_N:.4g} N)")
+    rows.append(("", ""))
+    rows.append(("-- algebraic properties", ""))
+    add("rank F / rank M / rank G", f"{r.rank_F} / {r.rank_M} / {r.rank_G}")
+    add("rank of [thrust; torque] rows", f"{r.rank_thrust_torque} of 4")
+    add("fully actuated (rank G = 6)", _fmt(r.fully_actuated))
+    add("decoupling (D = F ker M)", f"{r.decoupling} (dim D = {r.dim_D})")
+    add("zero-moment input u > 0 exists", _fmt(r.realizable))
+    add("statically hoverable", _fmt(r.statically_hoverable))
+    add("hover margin (max min u / mean u)", _fmt(r.hover_margin, 3))
+    add("fail-safe (any one rotor lost)", _fmt(r.fail_safe))
+    add("fail-safe within input bounds", _fmt(r.fail_safe_within_bounds))
+    add("unreachable wrench axes", ", ".join(r.unreachable_axes) or "none")
+    add("torque rows balanced (M 1 = 0)", _fmt(r.torque_rows_balanced))
+    rows.append(("", ""))
+    rows.append(("-- capability within u_min <= u <= u_max", ""))
+    add("level hover feasible", _fmt(r.level_hover_feasible))
+    if r.hover_u is not None:
+        add("hover input u_h", "[" + ", ".join(f"{x:.4g}" for x in r.hover_u) + "]", "rad^2/s^2")
+    add("hover input / u_max (largest)", _fmt(r.hover_input_fraction, 3))
+    add("hover efficiency |sum f| / sum |f|", _fmt(r.hover_efficiency, 4))
+    add("thrust-to-weight (level, zero moment)", _fmt(r.thrust_to_weight, 4))
+    add("nominal thrust-to-weight", _fmt(r.nominal_thrust_to_weight, 4))
+    add(f"lateral-force capability ({r.lateral_directions} dirs)", _fmt(r.lateral_force_capability_N, 4), "N")
+    t = r.max_torque_at_hover_Nm
+    add("max torque at hover roll/pitch/yaw", " / ".join(_fmt(t[k], 4) for k in ("roll", "pitch", "yaw")), "N m")
+    add("yaw authority", _fmt(r.yaw_authority, 4), "N m per N")
+    rows.append(("", ""))
+    rows.append(("-- conditioning of G_s (moments / L, all / mean c_f)", ""))
+    add("singular values", "[" + ", ".join(f"{x:.4g}" for x in r.singular_values) + "]")
+    add("condition number sigma_1 / sigma_6", _fmt(r.condition_number, 4))
+    add("condition number on range(G)", _fmt(r.condition_number_range, 4))
+    rows.append(("", ""))
+    rows.append(("-- rotor loss (rotor: hoverable, margin, T/W best attitude)", ""))
+    for x in r.rotor_loss:
+        add(f"  rotor {x.rotor + 1} lost", f"{_fmt(x.hoverable)}, margin {x.margin:.3f}, T/W {_fmt(x.thrust_to_weight, 3)}")
+    width = max(len(k) for k, _ in rows if not k.startswith("--"))
+    lines = []
+    for k, v in rows:
+        if k.startswith("--"):
+            lines.append(k)
+        elif not k and not v:
+            lines.append("")
+        else:
+            lines.append(f"{k:<{width}}  {v}")
+    return "\n".join(lines)
+
+
+@click.command("analyze")
+@click.argument("config", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--preset", "preset", metavar="NAME", default=None,
+              help="Analyse a named preset (see `jaxrotor presets`) instead of a CONFIG file.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout instead of the table.")
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Also write <name>_design.png and <name>_force_set.png into this folder.")
+@click.option("--directions", "n_directions", type=click.IntRange(min=1), default=36, show_default=True,
+              help="Number of horizontal directions for the lateral-force capability.")
+def analyze(config: Path | None, preset: str | None, as_json: bool, out: Path | None, n_directions: int) -> None:
+    """Actuation properties of a design: ranks, decoupling, hoverability, fail-safety, capability.
+
+    CONFIG is a TOML file with a [platform] table (`preset = "name"` or the
+    star_platform parameters). With neither CONFIG nor --preset, the paper's
+    use-case hexarotor is analysed.
+    """
+    if config is not None and preset is not None:
+        raise click.UsageError("give either CONFIG or --preset, not both. Fix: drop one of them.")
+    import jax
+
+    jax.config.update("jax_enable_x64", True)  # exact reports are float64 (ranks, LPs)
+    from .. import analysis, presets
+
+    if config is not None:
+        platform = _load_config(config)
+    else:
+        name = preset or DEFAULT_PRESET
+        if name not in presets.names():
+            raise click.BadParameter(f"{name!r} is not a preset. Fix: use one of {', '.join(presets.names())}.",
+                                     param_hint="--preset")
+        platform = presets.get(name)
+    report = analysis.analyze(platform, n_directions=n_directions)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), ensure_ascii=False, allow_nan=False))
+    else:
+        click.echo(format_report(report))
+    if out is not None:
+        from ..design_plot import save_figures
+
+        paths = save_figures(platform, out, report=report)
+        for p in paths:
+            click.echo(f"wrote {p}", err=as_json)
+
+
+@click.command("presets")
+def presets() -> None:
+    """List the named presets with their class label, rotor count, mass and description."""
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    from .. import presets as _presets
+
+    rows = []
+    for name in _presets.names():
+        p = _presets.get(name)
+        rows.append((name, p.label(), str(p.n_rotors), f"{float(p.mass):g} kg", _presets.describe(name)))
+    header = ("name", "class", "n", "mass", "description")
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(4)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths) + "  {}"
+    click.echo(fmt.format(*header))
+    for r in rows:
+        click.echo(fmt.format(*r))
+
+
+COMMANDS = [analyze, presets]
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(analyze())

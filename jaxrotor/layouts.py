@@ -1,0 +1,438 @@
+"""Layout builders (x, plus, H, coaxial), the ``seeds/002`` presets, and ``[platform]`` tables.
+
+Builders return an ordinary :class:`~jaxrotor.platform.Platform`:
+
+============================  =====================================================
+``x_layout(n, arm)``          even ring, first rotor half a sector off the tail
+                              (rear-left), nothing on the nose; angle form, so the
+                              cant/dihedral leaves can still be tilted and optimised
+``plus_layout(n, arm)``       even ring with the first rotor on the nose (``x_B``),
+                              the paper's star layout ``gamma_i = (i-1) 2 pi / n``
+``h_layout(n, length, width)`` two rails along ``x_B``, ``width`` apart (explicit coordinates)
+``coaxial_layout(base, ...)`` a counter-rotating rotor under each rotor of ``base``
+============================  =====================================================
+
+Rotor order goes counter-clockwise seen from above (increasing azimuth), and the
+spin directions alternate along it starting counter-clockwise (``kappa = -1, +1, ...``),
+as the X-frame of ``seeds/002``: rear-left CCW, rear-right CW, front-right CCW,
+front-left CW. Rotor counts must be even and at least four: an odd ring cannot
+alternate spin directions all the way round.
+
+Presets registered here (values chosen by jaxrotor where ``seeds/002`` gives none;
+inertia from lumped parts, point masses at the hubs plus a central disc, so
+``I_zz ~ 2 I_xx`` comes out of the layout):
+
+* ``hex_s550``: flat hexa-X, 1.8 kg, 275 mm arm, nominal thrust-to-weight 3.0,
+  ``c_f = 1.1e-5 N s^2``, ``c_tau / c_f = 16 mm`` (seeds/002), 80 g hubs.
+* ``octo_x8``: coaxial X8 on 4 arms, 4.5 kg, 350 mm arm, 0.1 m rotor separation,
+  lower rotors at 85 % of the upper rotors' thrust and torque coefficients, nominal
+  thrust-to-weight 2.6 counting the lower rotors at 85 %; ``c_f = 3e-5 N s^2``,
+  ``c_tau / c_f = 18 mm``, 150 g hubs.
+* ``racing_250``: 250-class racing quad-X, 0.55 kg, 125 mm arm, nominal
+  thrust-to-weight 6, ``c_f = 1e-6 N s^2``, ``c_tau / c_f = 12 mm``, 40 g hubs.
+
+:func:`platform_from_table` builds a platform from the ``[platform]`` table of a
+TOML configuration (a preset name, or the keyword arguments of
+:func:`~jaxrotor.platform.star_platform`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from . import presets as _presets
+from .platform import Platform, explicit_platform, rotor_axes, rotor_positions, star_platform
+
+__all__ = [
+    "x_layout",
+    "plus_layout",
+    "h_layout",
+    "coaxial_layout",
+    "omega_max_for_thrust_to_weight",
+    "hex_s550",
+    "octo_x8",
+    "racing_250",
+    "platform_from_table",
+    "PLATFORM_KEYS",
+]
+
+
+def _check_even(n, builder: str) -> int:
+    if isinstance(n, bool) or int(n) != n or int(n) < 4 or int(n) % 2:
+        raise ValueError(
+            f"{builder}: rotor count `n` = {n!r} is invalid: layouts need an even count of at least 4 (an odd ring "
+            "cannot alternate spin directions, so it carries a net yaw torque at hover). Fix: pass n = 4, 6, 8, ...; "
+            "for other designs use star_platform or explicit_platform."
+        )
+    return int(n)
+
+
+def _no_key(kwargs: Mapping[str, Any], key: str, builder: str, why: str) -> None:
+    if key in kwargs:
+        raise ValueError(f"{builder}: `{key}` = {kwargs[key]!r} cannot be given: {why}. Fix: drop `{key}`.")
+
+
+def x_layout(n: int, arm_length: float, **platform_kwargs) -> Platform:
+    """Even ring with nothing on the nose: ``gamma_i = pi - pi/n + (i-1) 2 pi / n`` (mod ``2 pi``).
+
+    The first rotor sits half a sector off the tail on the left (rear-left), the
+    others follow counter-clockwise seen from above; spin directions alternate
+    starting counter-clockwise (``kappa = -1, +1, ...``). For ``n = 4`` this is the
+    ``seeds/002`` X-frame: rear-left CCW, rear-right CW, front-right CCW, front-left CW.
+
+    Args:
+        n: even rotor count ``>= 4``.
+        arm_length: hub distance from the centre of mass [m].
+        **platform_kwargs: keyword arguments of :func:`~jaxrotor.platform.star_platform`
+            (``mass``, ``c_f``, ``c_tau`` required; ``kappa``, ``alpha``/``beta`` tilts,
+            ``inertia`` or ``hub_mass``, ``omega_max``, ``name``, ...), except ``gamma``.
+
+    Returns:
+        an angle-form :class:`Platform` (its tilt leaves can be optimised).
+    """
+    n = _check_even(n, "x_layout")
+    _no_key(platform_kwargs, "gamma", "x_layout", "the x layout sets the azimuths")
+    gamma = [math.fmod(math.pi - math.pi / n + k * 2 * math.pi / n, 2 * math.pi) for k in range(n)]
+    platform_kwargs.setdefault("name", f"x{n}")
+    return star_platform(n, arm_length, gamma=gamma, **platform_kwargs)
+
+
+def plus_layout(n: int, arm_length: float, **platform_kwargs) -> Platform:
+    """Even ring with a rotor on each axis: the paper's star, ``gamma_i = (i-1) 2 pi / n``.
+
+    The first rotor is on the nose (``x_B``); spin directions alternate starting
+    counter-clockwise. ``plus_layout(4, ...)`` is the geometry of the ``cs_4r`` preset.
+
+    Args:
+        n: even rotor count ``>= 4``.
+        arm_length: hub distance [m].
+        **platform_kwargs: as :func:`x_layout`.
+    """
+    n = _check_even(n, "plus_layout")
+    _no_key(platform_kwargs, "gamma", "plus_layout", "the plus layout sets the azimuths")
+    platform_kwargs.setdefault("name", f"plus{n}")
+    return star_platform(n, arm_length, **platform_kwargs)
+
+
+def h_layout(n: int, length: float, width: float, **platform_kwargs) -> Platform:
+    """Two rails along ``x_B``: ``n/2`` rotors on each, ``length`` fore-aft, ``width`` apart.
+
+    Rail ``y = +width/2`` (left) and ``y = -width/2`` (right); on each rail the rotors
+    are evenly spaced from ``x = +length/2`` to ``x = -length/2``. Rotor order goes
+    counter-clockwise seen from above starting at the rear-left rotor (rear-left,
+    right rail rear to front, left rail front to rear); spin directions alternate
+    along that order starting counter-clockwise, which makes neighbours on a rail
+    and across the rails spin opposite ways and balances every torque row.
+
+    Args:
+        n: even rotor count ``>= 4``.
+        length: fore-aft extent of a rail [m] (> 0).
+        width: distance between the rails [m] (> 0).
+        **platform_kwargs: keyword arguments of :func:`~jaxrotor.platform.explicit_platform`
+            (``mass``, ``c_f``, ``c_tau`` required; ``kappa`` to override the spin pattern,
+            ``inertia`` or ``hub_mass``, ``omega_max``, ``name``, ...), except ``axes``.
+
+    Returns:
+        a flat, explicit-coordinate :class:`Platform` (class ``CnS_nR``).
+    """
+    n = _check_even(n, "h_layout")
+    for key, val in (("length", length), ("width", width)):
+        if not (isinstance(val, (int, float, np.floating)) and float(val) > 0):
+            raise ValueError(f"h_layout: `{key}` = {val!r} is invalid: it must be a positive length in metres. "
+                             f"Fix: pass {key} > 0.")
+    _no_key(platform_kwargs, "axes", "h_layout", "the H layout is flat (spin axes along z_B)")
+    m = n // 2
+    xs = [length / 2 - k * length / (m - 1) for k in range(m)]  # front to rear
+    left = [(x, width / 2, 0.0) for x in xs]
+    right = [(x, -width / 2, 0.0) for x in xs]
+    positions = [left[m - 1]] + right[::-1] + left[: m - 1]
+    platform_kwargs.setdefault("kappa", [-((-1.0) ** k) for k in range(n)])
+    platform_kwargs.setdefault("name", f"h{n}")
+    return explicit_platform(positions, **platform_kwargs)
+
+
+def coaxial_layout(
+    base: Platform,
+    separation: float,
+    lower_efficiency: float = 0.85,
+    *,
+    mass: float | None = None,
+    inertia=None,
+    hub_mass: float | None = None,
+    body_radius: float = 0.1,
+    body_height: float = 0.0,
+    gravity: float | None = None,
+    name: str | None = None,
+) -> Platform:
+    """Stack a counter-rotating rotor under each rotor of ``base``.
+
+    Rotor ``i`` of ``base`` (hub ``p_i``, axis ``z_i``) becomes an upper rotor at
+    ``p_i + (separation/2) z_i`` and a lower rotor at ``p_i - (separation/2) z_i``, both
+    along ``z_i``. Rotors ``0..n-1`` are the upper ones (``base``'s ``kappa``, ``c_f``,
+    ``c_tau``), rotors ``n..2n-1`` the lower ones, spinning the other way, with
+    ``c_f`` and ``c_tau`` scaled by ``lower_efficiency``: a lower rotor in the upper
+    rotor's wake returns about 85 % of its thrust (Leishman, *Principles of
+    Helicopter Aerodynamics*, Sec. 2.14), a first-order lump applied to both the
+    thrust and torque curves, not a wake model. Speed limits are copied.
+
+    A coaxial pair adds thrust and yaw authority but no roll or pitch leverage: a
+    rotor's thrust moment ``p_i x z_i`` does not depend on its offset along ``z_i``.
+
+    Args:
+        base: the design to stack (its geometry at its own tilt angles).
+        separation: distance between the two rotors of a pair along the axis [m] (> 0).
+        lower_efficiency: thrust and torque factor of the lower rotors, in (0, 1].
+        mass: total mass [kg]; default ``base.mass``.
+        inertia: ``(3, 3)`` or diagonal inertia [kg m^2]; default from ``hub_mass`` if
+            given (lumped parts), else ``base.inertia``.
+        hub_mass, body_radius, body_height: lumped-inertia parts (see
+            :func:`~jaxrotor.platform.lumped_inertia`).
+        gravity: ``g`` [m/s^2]; default ``base.gravity``.
+        name: default ``base.name + "_coax"``.
+
+    Returns:
+        an explicit-coordinate :class:`Platform` with ``2n`` rotors.
+    """
+    if not float(separation) > 0:
+        raise ValueError(f"coaxial_layout: `separation` = {separation!r} is invalid: the rotors of a pair need a "
+                         "positive distance [m]. Fix: pass separation > 0, e.g. 0.1.")
+    if not 0 < float(lower_efficiency) <= 1:
+        raise ValueError(f"coaxial_layout: `lower_efficiency` = {lower_efficiency!r} is invalid: it must lie in "
+                         "(0, 1]. Fix: pass e.g. 0.85.")
+    p = np.asarray(rotor_positions(base), dtype=float)
+    z = np.asarray(rotor_axes(base), dtype=float)
+    h = float(separation) / 2
+    positions = np.concatenate([p + h * z, p - h * z])
+    axes = np.concatenate([z, z])
+    eta = float(lower_efficiency)
+    cf = np.asarray(base.c_f, dtype=float)
+    ct = np.asarray(base.c_tau, dtype=float)
+    kappa = np.asarray(base.kappa, dtype=float)
+    if inertia is None and hub_mass is None:
+        inertia = np.asarray(base.inertia, dtype=float)
+    return explicit_platform(
+        positions,
+        axes=axes,
+        mass=float(base.mass) if mass is None else mass,
+        c_f=np.concatenate([cf, eta * cf]),
+        c_tau=np.concatenate([ct, eta * ct]),
+        kappa=np.concatenate([kappa, -kappa]),
+        inertia=inertia,
+        hub_mass=hub_mass,
+        body_radius=body_radius,
+        body_height=body_height,
+        gravity=float(base.gravity) if gravity is None else gravity,
+        omega_min=np.tile(np.asarray(base.omega_min, dtype=float), 2),
+        omega_max=np.tile(np.asarray(base.omega_max, dtype=float), 2),
+        name=name or f"{base.name}_coax",
+    )
+
+
+def omega_max_for_thrust_to_weight(mass: float, c_f_total: float, thrust_to_weight: float, gravity: float = 9.81) -> float:
+    """Common rotor speed limit [rad/s] giving a nominal thrust-to-weight ratio.
+
+    ``sum_i c_f,i omega_max^2 = (T/W) m g``, so ``omega_max = sqrt((T/W) m g / sum_i c_f,i)``.
+
+    Args:
+        mass: total mass [kg].
+        c_f_total: ``sum_i c_f,i`` [N s^2/rad^2] (lower coaxial rotors counted at their reduced value).
+        thrust_to_weight: nominal ratio (every rotor at full speed) over the weight.
+        gravity: ``g`` [m/s^2].
+    """
+    return math.sqrt(thrust_to_weight * mass * gravity / c_f_total)
+
+
+# --------------------------------------------------------------------------- presets
+
+
+def hex_s550() -> Platform:
+    """Flat hexa-X ``HEX_S550`` of ``seeds/002``: 1.8 kg, 275 mm arm, nominal T/W 3.0.
+
+    ``c_f = 1.1e-5 N s^2/rad^2`` (a 10-inch propeller: 2.9 N per rotor at about
+    4900 rpm in hover), ``c_tau = 0.016 c_f`` (the 16 mm torque-to-thrust ratio of
+    ``seeds/002``), ``omega_max`` from T/W = 3 (about 900 rad/s). Inertia: six 80 g
+    hubs and a 1.32 kg disc of radius 0.1 m.
+    """
+    mass, c_f, n = 1.8, 1.1e-5, 6
+    return x_layout(
+        n, 0.275, mass=mass, c_f=c_f, c_tau=0.016 * c_f, hub_mass=0.08, body_radius=0.1,
+        omega_max=omega_max_for_thrust_to_weight(mass, n * c_f, 3.0), name="hex_s550",
+    )
+
+
+def octo_x8() -> Platform:
+    """Coaxial X8 ``OCTO_X8`` of ``seeds/002``: 4.5 kg, 350 mm arm, 4 arms, nominal T/W 2.6.
+
+    An X quad base (``x_layout(4, 0.35)``) stacked by :func:`coaxial_layout` with a
+    0.1 m separation; the lower rotors work at 85 % of the upper rotors' thrust and
+    torque coefficients, and T/W 2.6 counts them at 85 % (``sum c_f = 7.4 c_f``).
+    ``c_f = 3e-5 N s^2/rad^2`` (15-inch propellers), ``c_tau = 0.018 c_f``. Inertia:
+    eight 150 g hubs and a 3.3 kg disc of radius 0.15 m.
+    """
+    mass, c_f, eta = 4.5, 3.0e-5, 0.85
+    omega_max = omega_max_for_thrust_to_weight(mass, 4 * c_f * (1 + eta), 2.6)
+    base = x_layout(4, 0.35, mass=mass, c_f=c_f, c_tau=0.018 * c_f, inertia=(1.0, 1.0, 1.0), omega_max=omega_max)
+    return coaxial_layout(base, 0.1, eta, hub_mass=0.15, body_radius=0.15, name="octo_x8")
+
+
+def racing_250() -> Platform:
+    """250-class racing quad-X ``RACING_250``: 0.55 kg, 125 mm arm, nominal T/W 6.
+
+    Values chosen by jaxrotor (``seeds/002`` names the preset only):
+    ``c_f = 1e-6 N s^2/rad^2`` (5-inch propellers, about 11 000 rpm in hover),
+    ``c_tau = 0.012 c_f``, ``omega_max`` from T/W = 6 (about 2800 rad/s). Inertia:
+    four 40 g hubs and a 0.39 kg disc of radius 0.05 m.
+    """
+    mass, c_f = 0.55, 1.0e-6
+    return x_layout(
+        4, 0.125, mass=mass, c_f=c_f, c_tau=0.012 * c_f, hub_mass=0.04, body_radius=0.05,
+        omega_max=omega_max_for_thrust_to_weight(mass, 4 * c_f, 6.0), name="racing_250",
+    )
+
+
+_presets.register("hex_s550", hex_s550, "flat hexa-X, 1.8 kg, 275 mm arm, T/W 3 (seeds/002 HEX_S550)")
+_presets.register("octo_x8", octo_x8, "coaxial X8, 4.5 kg, 350 mm arm, lower rotors 85 %, T/W 2.6 (seeds/002 OCTO_X8)")
+_presets.register("racing_250", racing_250, "250-class racing quad-X, 0.55 kg, 125 mm arm, T/W 6")
+
+
+# --------------------------------------------------------------------------- [platform] tables
+
+_NUMBER = "a number"
+_NUMBERS = "a number or a list of numbers"
+_LIST = "a list of numbers"
+
+#: Keys accepted in a ``[platform]`` table besides ``preset``, with the value kind expected.
+PLATFORM_KEYS: dict[str, str] = {
+    "n": "an integer >= 1",
+    "arm_length": _NUMBER,
+    "mass": _NUMBER,
+    "c_f": _NUMBERS,
+    "c_tau": _NUMBERS,
+    "kappa": _NUMBERS,
+    "alpha": _NUMBERS,
+    "beta": _NUMBERS,
+    "alpha_sign": _NUMBERS,
+    "beta_sign": _NUMBERS,
+    "delta": _NUMBERS,
+    "gamma": _LIST,
+    "inertia": "a list of 3 numbers (diagonal) or a 3x3 list of lists",
+    "hub_mass": _NUMBER,
+    "body_radius": _NUMBER,
+    "body_height": _NUMBER,
+    "gravity": _NUMBER,
+    "omega_min": _NUMBERS,
+    "omega_max": _NUMBERS,
+    "tilting": 'a list of angle names, a subset of ["alpha", "beta"]',
+    "name": "a string",
+}
+_REQUIRED = ("n", "arm_length", "mass", "c_f", "c_tau")
+
+
+def _is_num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _is_nums(v) -> bool:
+    return isinstance(v, list) and len(v) > 0 and all(_is_num(x) for x in v)
+
+
+def _kind_ok(key: str, v) -> bool:
+    kind = PLATFORM_KEYS[key]
+    if key == "n":
+        return isinstance(v, int) and not isinstance(v, bool) and v >= 1
+    if kind == _NUMBER:
+        return _is_num(v)
+    if kind == _NUMBERS:
+        return _is_num(v) or _is_nums(v)
+    if kind == _LIST:
+        return _is_nums(v)
+    if key == "inertia":
+        return (_is_nums(v) and len(v) == 3) or (
+            isinstance(v, list) and len(v) == 3 and all(_is_nums(r) and len(r) == 3 for r in v))
+    if key == "tilting":
+        return isinstance(v, list) and all(isinstance(x, str) for x in v)
+    if key == "name":
+        return isinstance(v, str)
+    return True  # pragma: no cover
+
+
+def platform_from_table(table: Mapping[str, Any], source: str) -> Platform:
+    """Build a platform from the ``[platform]`` table of a TOML configuration.
+
+    Either ``preset = "name"`` (alone; see :func:`jaxrotor.presets.names`) or the keyword
+    arguments of :func:`~jaxrotor.platform.star_platform`: required ``n``,
+    ``arm_length`` [m], ``mass`` [kg], ``c_f`` [N s^2/rad^2], ``c_tau`` [N m s^2/rad^2],
+    and ``inertia`` [kg m^2] or ``hub_mass`` [kg]; optional ``kappa``, ``alpha``,
+    ``beta``, ``alpha_sign``, ``beta_sign``, ``delta``, ``gamma`` [rad], ``body_radius``,
+    ``body_height`` [m], ``gravity`` [m/s^2], ``omega_min``, ``omega_max`` [rad/s]
+    (TOML ``inf`` for no limit), ``tilting``, ``name``. Angles are in radians.
+
+    Example::
+
+        [platform]
+        n = 6
+        arm_length = 0.385
+        mass = 3.5
+        c_f = 3.799e-5
+        c_tau = 1.163e-6
+        alpha = 0.436   # alpha_0, with the default sign pattern (-1)^i
+        beta = 0.175
+        inertia = [0.155, 0.147, 0.251]
+        omega_max = 700.0
+
+    Args:
+        table: the parsed ``[platform]`` table (a dict).
+        source: where it came from (a file name), quoted in error messages.
+
+    Returns:
+        a validated :class:`Platform`.
+
+    Raises:
+        ValueError: naming the file, the key, the bad value and the fix.
+    """
+    where = f"{source}: [platform]"
+    if not isinstance(table, Mapping):
+        raise ValueError(f"{where} must be a table, got {type(table).__name__} {table!r}. "
+                         "Fix: write a [platform] section with `preset = \"name\"` or the platform parameters.")
+    if "preset" in table:
+        preset = table["preset"]
+        others = sorted(k for k in table if k != "preset")
+        if others:
+            raise ValueError(f"{where} key `preset` = {preset!r} cannot be combined with {', '.join(others)}. "
+                             "Fix: either name a preset alone, or drop `preset` and give every parameter.")
+        if not isinstance(preset, str) or preset not in _presets.names():
+            raise ValueError(f"{where} key `preset` = {preset!r} is not a preset name. "
+                             f"Fix: use one of {', '.join(_presets.names())} (see `jaxrotor presets`).")
+        return _presets.get(preset)
+    unknown = sorted(k for k in table if k not in PLATFORM_KEYS)
+    if unknown:
+        raise ValueError(f"{where} has unknown key(s) {', '.join(f'`{k}`' for k in unknown)} "
+                         f"(value {table[unknown[0]]!r}). Fix: use `preset` or the keys "
+                         f"{', '.join(PLATFORM_KEYS)}; check the spelling.")
+    missing = [k for k in _REQUIRED if k not in table]
+    if missing:
+        raise ValueError(f"{where} is missing the required key(s) {', '.join(f'`{k}`' for k in missing)}. "
+                         f"Fix: add them (n, arm_length [m], mass [kg], c_f [N s^2/rad^2], c_tau [N m s^2/rad^2]) "
+                         "or use `preset = \"name\"`.")
+    for key, v in table.items():
+        if not _kind_ok(key, v):
+            raise ValueError(f"{where} key `{key}` = {v!r} is invalid: expected {PLATFORM_KEYS[key]}. "
+                             f"Fix: write `{key}` as {PLATFORM_KEYS[key]}.")
+    if "inertia" not in table and "hub_mass" not in table:
+        raise ValueError(f"{where} gives neither `inertia` nor `hub_mass`. Fix: add `inertia = [Jxx, Jyy, Jzz]` "
+                         "[kg m^2] or `hub_mass = ...` [kg] to build the inertia from lumped parts.")
+    kwargs = dict(table)
+    n = kwargs.pop("n")
+    arm = kwargs.pop("arm_length")
+    if "tilting" in kwargs:
+        kwargs["tilting"] = tuple(kwargs["tilting"])
+    kwargs.setdefault("name", str(source).rsplit("/", 1)[-1].rsplit(".", 1)[0] or "platform")
+    try:
+        return star_platform(n, arm, **kwargs)
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from None
+
