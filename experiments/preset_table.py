@@ -156,8 +156,15 @@ def main(argv=None) -> int:
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--check", action="store_true", help="exit 1 if docs/analysis.md is out of date")
     g.add_argument("--print", action="store_true", help="print the tables instead of writing")
+    g.add_argument("--quick", action="store_true", help="same as --check, and say so on stdout (used by the tests)")
+    ap.add_argument("--out", default=None, help="also write the tables as Markdown into this folder")
     args = ap.parse_args(argv)
+    args.check = args.check or args.quick
     gen = tables()
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "preset_table.md").write_text("\n\n".join(f"## {k}\n\n{v}" for k, v in gen.items()) + "\n")
     if args.print:
         for name, body in gen.items():
             print(f"## {name}\n\n{body}\n")
@@ -168,6 +175,7 @@ def main(argv=None) -> int:
         if new != old:
             print(f"{DOC} is out of date. Fix: run python experiments/preset_table.py", file=sys.stderr)
             return 1
+        print(f"{DOC} is up to date ({len(gen)} tables)")
         return 0
     DOC.write_text(new, encoding="utf-8")
     print(f"wrote {DOC}")
