@@ -319,8 +319,8 @@ def vehicle_derivative(
         u = jnp.zeros_like(state.rotor_speed)
         speed = state.rotor_speed
         speed_dot = jnp.zeros_like(state.rotor_speed)
-        alpha, beta = state.alpha, state.beta
-        alpha_dot, beta_dot = jnp.zeros_like(state.alpha), jnp.zeros_like(state.beta)
+        alpha, alpha_dot = _tilt(platform, actuators, "alpha", state.alpha, None)
+        beta, beta_dot = _tilt(platform, actuators, "beta", state.beta, None)
     else:
         u, speed_dot = actuators.motor.applied(platform, state.rotor_speed, command.u)
         speed = state.rotor_speed if isinstance(actuators.motor, FirstOrderMotor) else safe_sqrt(u)
@@ -337,7 +337,15 @@ def vehicle_derivative(
 
 
 def _tilt(platform, actuators, key, current, command):
-    """Applied angle and its derivative for one angle set (static choice by ``platform.tilting``)."""
-    if key not in platform.tilting or command is None:
+    """Applied angle and its derivative for one angle set (static choice by ``platform.tilting``).
+
+    An angle set that is not servo-actuated (``key not in platform.tilting``) is a
+    fixed design parameter: the platform's own value is applied (so gradients with
+    respect to ``platform.alpha``/``beta`` flow, whatever the state carries). A
+    tilting set with no command keeps its current (state) value.
+    """
+    if key not in platform.tilting:
+        return getattr(platform, key), jnp.zeros_like(current)
+    if command is None:
         return current, jnp.zeros_like(current)
     return actuators.servo.applied(current, jnp.broadcast_to(command, current.shape))

@@ -5,8 +5,10 @@ Two modes, chosen statically by :class:`Integrator`:
 * adaptive (default, for accuracy reports): an embedded Runge-Kutta method with a
   PID step-size controller told the reference's jump times (``jump_ts``), so no
   step straddles a discontinuity;
-* fixed step (for gradients): ``diffrax.StepTo`` on a grid of step ``dt`` that
-  also contains every jump time, so again no step straddles one.
+* fixed step (for gradients): ``diffrax.StepTo`` on a grid of step ``dt`` in
+  which every jump time is bracketed by its two floating-point neighbours, so the
+  steps on either side see only the left or the right limit (no step straddles a
+  jump, as with the adaptive controller).
 
 Failures never raise inside compiled code (``throw=False``); the diffrax result
 code comes back so a caller can flag the run (see ``Trajectory.diverged``).

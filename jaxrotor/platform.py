@@ -557,9 +557,10 @@ def class_label(platform: Platform, ascii: bool = False, tol: float = 1e-9) -> s
     Format ``<position>_<orientation>_<n>R`` where
 
     * position: ``C`` (coplanar: every hub in one plane parallel to the body
-      x-y plane, i.e. equal hub heights, ``delta_i = 0`` for the angle form) or
-      ``nC``; then ``S`` (star-shaped: ``gamma_i = (i-1) 2 pi / n`` at equal hub
-      radius) or ``nS``;
+      x-y plane, i.e. equal hub heights; for the angle form equal elevations
+      ``delta_i``, ``delta_i = 0`` in the paper's examples) or ``nC``; then ``S``
+      (star-shaped: hub azimuths ``(i-1) 2 pi / n``, first hub on ``x_B``, at equal
+      distance ``|p_i|`` from the centre of mass, as eq. (3) gives) or ``nS``;
     * orientation: absent for zero tilt (every ``z_i = z_B`` and not tilting);
       otherwise the tilt angles in use, ``α0``/``αi`` (interdependent or
       independent cant) and ``β0``/``βi`` (dihedral), followed by ``-Ted``
@@ -580,7 +581,7 @@ def class_label(platform: Platform, ascii: bool = False, tol: float = 1e-9) -> s
     az = np.mod(np.arctan2(pos[:, 1], pos[:, 0]), 2 * np.pi)
     star_az = np.array([k * 2 * np.pi / n for k in range(n)])
     daz = np.abs(np.angle(np.exp(1j * (az - star_az))))
-    radii = np.linalg.norm(pos[:, :2], axis=1)
+    radii = np.linalg.norm(pos, axis=1)  # |p_i| (= l for eq. 3, whatever the elevations delta_i)
     star = bool(np.all(daz <= 1e-7) and np.ptp(radii) <= tol * max(1.0, float(radii.max())))
     position = ("C" if coplanar else "nC") + ("S" if star else "nS")
 

@@ -74,7 +74,7 @@ def cs_4r(omega_max: float = OMEGA_MAX) -> Platform:
     The paper names the class only. jaxrotor uses the Table II rotors on a
     0.25 m arm, ``m = 1.5 kg``, ``kappa = (-1, +1, -1, +1)``, and an inertia from
     lumped parts: four 0.08 kg motor-propeller hubs and a 1.18 kg central disc of
-    radius 0.1 m (``J ~ diag(0.0127, 0.0127, 0.0259) kg m^2``).
+    radius 0.1 m (``J = diag(0.01295, 0.01295, 0.0259) kg m^2``).
     """
     return star_platform(
         4, 0.25, mass=1.5, c_f=TABLE_II["c_f"], c_tau=TABLE_II["c_tau"], hub_mass=0.08, body_radius=0.1,

@@ -116,10 +116,13 @@ def exp(w: ArrayLike) -> Array:
 def log(R: ArrayLike) -> Array:
     """Logarithm map SO(3) -> so(3), the inverse of :func:`exp` for angles in [0, pi].
 
-    Near the identity a series keeps the derivative finite; near a half turn the
-    axis is read from the symmetric part ``(R + I)/2 = a a^T`` (the largest
-    column, sign fixed by the skew part), which stays accurate where
-    ``sin(theta) -> 0``.
+    Near the identity a series in ``s^2 = |vee(R)|^2 = sin^2(theta)`` keeps the
+    value and the derivative finite (no square root of zero is differentiated);
+    near a half turn the axis is read from the symmetric part
+    ``(R + R^T)/2 - cos(theta) I = (1 - cos theta) a a^T`` (its largest column,
+    sign fixed by the skew part), which stays accurate where ``sin(theta) -> 0``.
+    At exactly a half turn the sign of the axis is arbitrary (``w`` and ``-w``
+    give the same rotation).
 
     Args:
         R: ``(3, 3)`` rotation matrix.
@@ -128,23 +131,33 @@ def log(R: ArrayLike) -> Array:
         ``(3,)`` rotation vector ``theta * axis`` [rad].
     """
     R = jnp.asarray(R)
+    eye = jnp.eye(3, dtype=R.dtype)
     cos_t = jnp.clip(0.5 * (jnp.trace(R) - 1.0), -1.0, 1.0)
     skew = vee(R)  # = sin(theta) * axis
-    sin_t = jnp.linalg.norm(skew)
-    theta = jnp.arctan2(sin_t, cos_t)
+    s2 = jnp.dot(skew, skew)  # = sin(theta)^2
 
-    # Regular and near-identity branch: theta / sin(theta) * skew.
-    small = theta < 1e-4
-    th_safe = jnp.where(small, 1.0, theta)
-    factor = jnp.where(small, 1.0 + theta**2 / 6.0 + 7.0 * theta**4 / 360.0, th_safe / jnp.sin(th_safe))
+    # Near-identity branch (cos(theta) > 0 and sin(theta)^2 tiny): theta/sin(theta)
+    # as a series in s^2 = sin^2(theta): arcsin(s)/s = 1 + s^2/6 + 3 s^4/40 + 5 s^6/112.
+    small = (s2 < 1e-8) & (cos_t > 0)
+    factor_small = 1.0 + s2 / 6.0 + 3.0 * s2**2 / 40.0 + 5.0 * s2**3 / 112.0
+
+    # Regular branch: theta / sin(theta) with theta = atan2(sin, cos).
+    pos = s2 > 0
+    sin_t = jnp.where(pos, jnp.sqrt(jnp.where(pos, s2, 1.0)), 0.0)
+    theta = jnp.arctan2(sin_t, cos_t)
+    sin_safe = jnp.where(small | ~pos, 1.0, sin_t)
+    theta_safe = jnp.where(small | ~pos, 1.0, theta)
+    factor = jnp.where(small, factor_small, theta_safe / sin_safe)
     w_regular = factor * skew
 
     # Near pi: axis from the symmetric part.
-    S = 0.5 * (R + R.T) - cos_t * jnp.eye(3, dtype=R.dtype)  # = (1 - cos t) a a^T
+    S = 0.5 * (R + R.T) - cos_t * eye  # = (1 - cos t) a a^T
     col = jnp.argmax(jnp.diagonal(S))
     v = S[:, col]
-    v_norm = jnp.linalg.norm(v)
-    axis = v / jnp.where(v_norm > 0, v_norm, 1.0)
+    v2 = jnp.dot(v, v)
+    v_pos = v2 > 0
+    v_norm = jnp.sqrt(jnp.where(v_pos, v2, 1.0))
+    axis = jnp.where(v_pos, v / v_norm, 0.0)
     sign = jnp.where(jnp.dot(axis, skew) < 0, -1.0, 1.0)
     w_pi = sign * theta * axis
 
