@@ -294,7 +294,8 @@ def rigid_body_derivative(
         v_dot = v_dot + force_ext_w / platform.mass
     R_dot = state.R @ so3.hat(state.omega)
     J = platform.inertia
-    omega_dot = jnp.linalg.solve(J, torque_b - jnp.cross(state.omega, J @ state.omega))
+    # inv(J) rather than solve(J, .): J is constant during a solve, so XLA hoists the inverse out of the loop
+    omega_dot = jnp.linalg.inv(J) @ (torque_b - jnp.cross(state.omega, J @ state.omega))
     return state.v, v_dot, R_dot, omega_dot
 
 
