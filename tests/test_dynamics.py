@@ -230,7 +230,8 @@ def test_free_fall_and_constant_force_closed_form(force):
 
 class TestHoverAndDivergence:
     @pytest.fixture(scope="class")
-    def run(self):
+    @classmethod
+    def run(cls):
         s0 = jr.initial_state(HEXA)
 
         def go(u):
@@ -378,8 +379,9 @@ class TestFirstOrderMotorStep:
     TAU = 0.05
 
     @pytest.fixture(scope="class")
-    def run(self):
-        act = jr.Actuators(motor=jr.FirstOrderMotor(self.TAU))
+    @classmethod
+    def run(cls):
+        act = jr.Actuators(motor=jr.FirstOrderMotor(cls.TAU))
 
         def go(plat, u):
             s0 = jr.initial_state(plat)
