@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -26,7 +27,7 @@ from .allocators import AbstractAllocator, PseudoInverse
 from .control import AbstractController
 from .dynamics import Actuators, FirstOrderServo, RotorCommand, VehicleState, WrenchCommand, initial_state, vehicle_derivative
 from .integrate import Integrator, integrate, save_times
-from .platform import Platform
+from .platform import TILT_ANGLES, Platform
 from .reference import AbstractReference
 from .trajectory import Trajectory, divergence_flag
 
@@ -103,7 +104,7 @@ def simulate_open_loop(
 
     outs, u_cmd = jax.vmap(outputs)(sol.ts, ys)
     wrench = jnp.concatenate([outs.force, outs.torque], axis=-1)
-    solver_ok = sol.result == _success()
+    solver_ok = sol.result == diffrax.RESULTS.successful
     T = sol.ts.shape[0]
     dtype = ys.p.dtype
     zeros3 = jnp.zeros((T, 3), dtype=dtype)
@@ -134,11 +135,6 @@ def simulate_open_loop(
     )
 
 
-def _success():
-    import diffrax
-
-    return diffrax.RESULTS.successful
-
 
 # --------------------------------------------------------------------------- closed loop
 
@@ -161,27 +157,31 @@ class ClosedLoop(eqx.Module):
     tilt_command: Callable | None = None
     disturbance: Callable | None = None
 
-    def applied_tilt(self, t, state: VehicleState):
-        """Tilt angles the allocator should use: the servo state if lagged, else the command."""
-        if not self.platform.is_tilting or self.tilt_command is None:
-            return None, None
-        a_cmd, b_cmd = self.tilt_command(t)
-        if isinstance(self.actuators.servo, FirstOrderServo):
-            return state.alpha, state.beta
-        return a_cmd, b_cmd
+    def tilt(self, t, state: VehicleState):
+        """Commanded and applied tilt angles, ``((alpha_cmd, beta_cmd), (alpha, beta))``.
+
+        ``None`` stands for the platform's own angles (every fixed angle set). For a
+        tilting set the allocator uses the servo state with a lagged servo and the
+        command with an ideal one, so it always sees the geometry the rotors have.
+        """
+        if not (self.platform.is_tilting and self.tilt_command is not None):
+            return (None, None), (None, None)
+        lagged = isinstance(self.actuators.servo, FirstOrderServo)
+        commanded, applied = [], []
+        for key, cmd in zip(TILT_ANGLES, self.tilt_command(t)):
+            moving = key in self.platform.tilting
+            commanded.append(cmd if moving else None)
+            applied.append((getattr(state, key) if lagged else cmd) if moving else None)
+        return tuple(commanded), tuple(applied)
 
     def step(self, t, y, alloc_data):
-        """Vector field body: returns ``(dy, diagnostics)``."""
+        """Vector field body: returns ``(dy, (outputs, allocation, reference sample))``."""
         state, integral = y
         ref = self.reference(t)
         w_des, d_integral = self.controller(self.platform, state, integral, ref)
-        alpha, beta = self.applied_tilt(t, state)
+        (a_cmd, b_cmd), (alpha, beta) = self.tilt(t, state)
         data = alloc_data if alloc_data is not None else self.allocator.prepare(self.platform, alpha, beta)
         alloc = self.allocator(data, w_des)
-        if self.platform.is_tilting and self.tilt_command is not None:
-            a_cmd, b_cmd = self.tilt_command(t)
-        else:
-            a_cmd = b_cmd = None
         cmd = RotorCommand(u=alloc.u, alpha=a_cmd, beta=b_cmd)
         f_ext = None if self.disturbance is None else self.disturbance(t)
         d_state, out = vehicle_derivative(self.platform, self.actuators, state, cmd, f_ext)
@@ -255,7 +255,7 @@ def simulate(
         return out, alloc, ref
 
     outs, alloc, ref = jax.vmap(outputs)(sol.ts, sol.ys)
-    solver_ok = sol.result == _success()
+    solver_ok = sol.result == diffrax.RESULTS.successful
     return Trajectory(
         t=sol.ts,
         p=ys_state.p,
