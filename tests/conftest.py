@@ -1,4 +1,4 @@
-"""Test configuration: float64 everywhere, a shared compilation cache."""
+"""Test configuration: float64 everywhere."""
 
 import os
 

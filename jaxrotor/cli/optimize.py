@@ -1,0 +1,98 @@
+"""``jaxrotor tune CONFIG`` and ``jaxrotor optimize CONFIG``: gradient-based tuning and design.
+
+Both read a TOML file (the flight tables of ``jaxrotor simulate`` plus
+``[parameters]``, ``[objective]`` and ``[optimize]``; see ``docs/optimization.md``),
+run :func:`jaxrotor.optimize.minimize` with a progress bar, and write into the
+output folder ``history.csv`` (one row per iteration, appended as it goes),
+``checkpoint.eqx`` (to resume), ``result.json``, ``loss.png`` and ``params.png``.
+``tune`` defaults the parameters to every controller gain (log-parameterised) and
+the objective to the tracking RMSE; ``optimize`` needs both spelled out.
+JAX is imported inside the commands so ``jaxrotor --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+def _options(fn):
+    fn = click.option("--float32", is_flag=True, help="Run in float32 (default float64).")(fn)
+    fn = click.option("--no-progress", is_flag=True, help="Hide the progress bar.")(fn)
+    fn = click.option("--fresh", is_flag=True,
+                      help="Start over even if DIR holds a previous run (default: resume it).")(fn)
+    fn = click.option("--iterations", type=click.IntRange(min=1), default=None,
+                      help="Override [optimize] iterations (total, counting resumed ones).")(fn)
+    fn = click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
+                      help="Output folder (default ./jaxrotor-out/<name>/).")(fn)
+    fn = click.argument("config", type=click.Path(dir_okay=False))(fn)
+    return fn
+
+
+def _run(kind: str, config: str, out_dir, iterations, fresh: bool, no_progress: bool, float32: bool) -> None:
+    from pathlib import Path
+
+    import jax
+
+    jax.config.update("jax_enable_x64", not float32)
+    from .. import config as cfg
+    from .. import optimize as op
+
+    try:
+        conf = op.load(config, kind=kind)
+    except cfg.ConfigError as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(2)
+    out = Path(out_dir) if out_dir is not None else Path("jaxrotor-out") / conf.name
+    run = dict(conf.run)
+    if iterations is not None:
+        run["iterations"] = iterations
+    names = conf.problem.parameters.names(conf.problem.design)
+    click.echo(f"{kind} {conf.name}: {len(names)} parameters ({', '.join(conf.problem.parameters.paths)}), "
+               f"objective {conf.problem.objective.name}, {conf.optimizer.name} lr={conf.optimizer.learning_rate}, "
+               f"{run['iterations']} iterations -> {out}")
+    click.echo("compiling the step (the first iteration includes compilation) ...")
+    try:
+        result = op.minimize(conf.problem, conf.optimizer, out_dir=out, resume=not fresh, progress=not no_progress,
+                             **run)
+    except ValueError as err:  # e.g. DIR holds the history of a different problem
+        click.echo(f"error: {err}", err=True)
+        sys.exit(2)
+    if result.resume_mode != "fresh":
+        click.echo(f"resumed at iteration {result.resumed_from} from the {result.resume_mode}")
+    report = op.write_report(result, conf.problem, out, extra={"config": conf.source, "kind": kind})
+    click.echo(op.summary(report))
+    click.echo(f"outputs written to {out}")
+    if result.stop_reason == "infeasible_start":
+        click.echo("error: the initial design is infeasible (its flight diverged or its loss is not finite).", err=True)
+        sys.exit(1)
+
+
+@click.command("tune")
+@_options
+def tune(config, out_dir, iterations, fresh, no_progress, float32) -> None:
+    """Tune controller gains for the flight in CONFIG (TOML, see configs/tune_gains.toml).
+
+    Without [parameters], every gain of [controller] is optimised in log
+    coordinates; without [objective], the tracking RMSE is minimised. Writes
+    history.csv, checkpoint.eqx, result.json, loss.png and params.png into DIR; a
+    second call with the same DIR resumes (use --fresh to start over).
+    """
+    _run("tune", config, out_dir, iterations, fresh, no_progress, float32)
+
+
+@click.command("optimize")
+@_options
+def optimize(config, out_dir, iterations, fresh, no_progress, float32) -> None:
+    """Optimise the design parameters named in CONFIG (TOML, see configs/optimize_tilt.toml).
+
+    CONFIG must have [parameters] (dotted paths such as "platform.alpha", each with
+    a transform and bounds) and [objective] (weighted terms). Writes history.csv,
+    checkpoint.eqx, result.json, loss.png and params.png into DIR; a second call
+    with the same DIR resumes (use --fresh to start over).
+    """
+    _run("optimize", config, out_dir, iterations, fresh, no_progress, float32)
+
+
+COMMANDS = [tune, optimize]
