@@ -103,6 +103,21 @@ class AbstractController(eqx.Module):
         """Return ``(wrench_b (6,) [N, N m], d integral / dt)``."""
 
 
+def _set_gains(ctrl, **gains) -> None:
+    """Validate and store the six ``(3,)`` diagonal gains (in ``__init__``)."""
+    for name, value in gains.items():
+        setattr(ctrl, name, _gain(value, name))
+
+
+def _desired_force(ctrl, platform, state, integral, ref):
+    """World-frame force ``m (g e3 + a_r + K_p e_p + K_v e_v + K_pi int e_p)`` and ``e_p``."""
+    e_p = ref.p - state.p
+    e_v = ref.v - state.v
+    g_e3 = jnp.zeros(3, dtype=e_p.dtype).at[2].set(platform.gravity)
+    f_w = platform.mass * (g_e3 + ref.a + ctrl.K_p * e_p + ctrl.K_v * e_v + ctrl.K_pi * integral.int_p)
+    return f_w, e_p
+
+
 def _attitude_torque(ctrl, platform, state, integral, R_r, omega_r, omega_dot_r):
     R, w = state.R, state.omega
     J = platform.inertia
@@ -133,14 +148,10 @@ class FullyActuatedSE3(AbstractController):
 
     def __init__(self, K_p=TABLE_III["K_p"], K_pi=TABLE_III["K_pi"], K_v=TABLE_III["K_v"], K_R=TABLE_III["K_R"],
                  K_Ri=TABLE_III["K_Ri"], K_w=TABLE_III["K_w"]):
-        self.K_p, self.K_pi, self.K_v = _gain(K_p, "K_p"), _gain(K_pi, "K_pi"), _gain(K_v, "K_v")
-        self.K_R, self.K_Ri, self.K_w = _gain(K_R, "K_R"), _gain(K_Ri, "K_Ri"), _gain(K_w, "K_w")
+        _set_gains(self, K_p=K_p, K_pi=K_pi, K_v=K_v, K_R=K_R, K_Ri=K_Ri, K_w=K_w)
 
     def __call__(self, platform, state, integral, ref):
-        e_p = ref.p - state.p
-        e_v = ref.v - state.v
-        g_e3 = jnp.zeros(3, dtype=e_p.dtype).at[2].set(platform.gravity)
-        f_w = platform.mass * (g_e3 + ref.a + self.K_p * e_p + self.K_v * e_v + self.K_pi * integral.int_p)
+        f_w, e_p = _desired_force(self, platform, state, integral, ref)
         f_b = state.R.T @ f_w
         tau, e_R = _attitude_torque(self, platform, state, integral, ref.R, ref.omega, ref.omega_dot)
         return jnp.concatenate([f_b, tau]), IntegralState(int_p=e_p, int_R=e_R)
@@ -175,14 +186,11 @@ class UnderactuatedSE3(AbstractController):
 
     def __init__(self, K_p=(6.0, 6.0, 8.0), K_pi=0.0, K_v=(4.5, 4.5, 5.0), K_R=(1.2, 1.2, 0.5), K_Ri=0.0,
                  K_w=(0.25, 0.25, 0.15)):
-        self.K_p, self.K_pi, self.K_v = _gain(K_p, "K_p"), _gain(K_pi, "K_pi"), _gain(K_v, "K_v")
-        self.K_R, self.K_Ri, self.K_w = _gain(K_R, "K_R"), _gain(K_Ri, "K_Ri"), _gain(K_w, "K_w")
+        _set_gains(self, K_p=K_p, K_pi=K_pi, K_v=K_v, K_R=K_R, K_Ri=K_Ri, K_w=K_w)
 
     def __call__(self, platform, state, integral, ref):
-        e_p = ref.p - state.p
-        e_v = ref.v - state.v
+        f_w, e_p = _desired_force(self, platform, state, integral, ref)
         g_e3 = jnp.zeros(3, dtype=e_p.dtype).at[2].set(platform.gravity)
-        f_w = platform.mass * (g_e3 + ref.a + self.K_p * e_p + self.K_v * e_v + self.K_pi * integral.int_p)
         R_d = _desired_attitude(f_w, ref.yaw)
 
         # feed-forward rates from the nominal force m (g e3 + a_r), a_r' = j_r, a_r'' = 0

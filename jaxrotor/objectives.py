@@ -70,6 +70,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
+from .dynamics import safe_sqrt
 from .metrics import orientation_error, position_error
 
 __all__ = [
@@ -99,12 +100,6 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- NaN-safe primitives
-
-
-def safe_sqrt(x: Array) -> Array:
-    """``sqrt(x)`` for ``x >= 0`` with a finite (zero) derivative at ``x = 0`` (double ``where``)."""
-    pos = x > 0
-    return jnp.where(pos, jnp.sqrt(jnp.where(pos, x, 1.0)), 0.0)
 
 
 def safe_norm(x: Array, axis: int = -1) -> Array:
@@ -197,7 +192,27 @@ def _unique_names(items: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-class Weighted(AbstractTerm):
+class _Wrapper(AbstractTerm):
+    """A term built on another term (``self.term``): it reports that term's name, flight need and leaves."""
+
+    term: eqx.AbstractVar[AbstractTerm]
+
+    @property
+    def needs_flight(self):
+        return self.term.needs_flight
+
+    @property
+    def name(self):
+        return self.term.name
+
+    def breakdown(self, design, traj=None):
+        return self.term.breakdown(design, traj)
+
+    def leaves(self):
+        return self.term.leaves()
+
+
+class Weighted(_Wrapper):
     """``weight * term`` (cost). ``weight`` is an array leaf (differentiable, vmappable).
 
     Attributes:
@@ -215,20 +230,6 @@ class Weighted(AbstractTerm):
     def measure(self, design, traj):
         """The weighted cost ``weight * term(design, traj)`` (a weighted term has no measure of its own)."""
         return self.weight * self.term(design, traj)
-
-    @property
-    def needs_flight(self):
-        return self.term.needs_flight
-
-    @property
-    def name(self):
-        return self.term.name
-
-    def breakdown(self, design, traj=None):
-        return self.term.breakdown(design, traj)
-
-    def leaves(self):
-        return self.term.leaves()
 
 
 class Sum(AbstractTerm):
@@ -265,7 +266,7 @@ class Sum(AbstractTerm):
         return [leaf for t in self.terms for leaf in t.leaves()]
 
 
-class Penalty(AbstractTerm):
+class Penalty(_Wrapper):
     """Quadratic penalty on a bound of another term's *measure*.
 
     ``cost = weight * (relu(lower - m)^2 + relu(m - upper)^2)`` with ``m = term.measure``.
@@ -296,22 +297,8 @@ class Penalty(AbstractTerm):
         hi = jnp.where(jnp.isfinite(self.upper), self.upper, m)
         return self.weight * (jax.nn.relu(lo - m) ** 2 + jax.nn.relu(m - hi) ** 2)
 
-    @property
-    def needs_flight(self):
-        return self.term.needs_flight
 
-    @property
-    def name(self):
-        return self.term.name
-
-    def breakdown(self, design, traj=None):
-        return self.term.breakdown(design, traj)
-
-    def leaves(self):
-        return self.term.leaves()
-
-
-class Barrier(AbstractTerm):
+class Barrier(_Wrapper):
     """Logarithmic barrier keeping another term's measure strictly inside bounds (interior method).
 
     ``cost = -mu (log(m - lower) + log(upper - m))`` (only the finite bounds), with
@@ -344,20 +331,6 @@ class Barrier(AbstractTerm):
         lo = jnp.where(jnp.isfinite(self.lower), jnp.log(m - self.lower), 0.0)
         hi = jnp.where(jnp.isfinite(self.upper), jnp.log(self.upper - m), 0.0)
         return -self.mu * (lo + hi)
-
-    @property
-    def needs_flight(self):
-        return self.term.needs_flight
-
-    @property
-    def name(self):
-        return self.term.name
-
-    def breakdown(self, design, traj=None):
-        return self.term.breakdown(design, traj)
-
-    def leaves(self):
-        return self.term.leaves()
 
 
 def at_least(term: AbstractTerm, bound: float, weight: float = 1e4) -> Penalty:

@@ -104,34 +104,33 @@ def simulate_open_loop(
 
     outs, u_cmd = jax.vmap(outputs)(sol.ts, ys)
     wrench = jnp.concatenate([outs.force, outs.torque], axis=-1)
-    solver_ok = sol.result == diffrax.RESULTS.successful
-    T = sol.ts.shape[0]
-    dtype = ys.p.dtype
+    T, dtype = sol.ts.shape[0], ys.p.dtype
     zeros3 = jnp.zeros((T, 3), dtype=dtype)
+    return _assemble(sol, ys, outs, limits, u_cmd=u_cmd, wrench_requested=wrench, wrench_achieved=wrench,
+                     saturated=jnp.zeros(u_cmd.shape, dtype=bool), p_ref=zeros3, v_ref=zeros3, a_ref=zeros3,
+                     R_ref=jnp.broadcast_to(jnp.eye(3, dtype=dtype), (T, 3, 3)), controller_state=None)
+
+
+def _assemble(sol, states: VehicleState, outs, limits: DivergenceLimits, **fields) -> Trajectory:
+    """Build a :class:`Trajectory` from a diffrax solution, its saved states and the outputs at the save times."""
+    solver_ok = sol.result == diffrax.RESULTS.successful
     return Trajectory(
         t=sol.ts,
-        p=ys.p,
-        v=ys.v,
-        R=ys.R,
-        omega=ys.omega,
+        p=states.p,
+        v=states.v,
+        R=states.R,
+        omega=states.omega,
         accel=outs.accel,
         angular_accel=outs.angular_accel,
         u=outs.u,
-        u_cmd=u_cmd,
         rotor_speed=outs.rotor_speed,
         alpha=outs.alpha,
         beta=outs.beta,
-        wrench_requested=wrench,
-        wrench_achieved=wrench,
-        saturated=jnp.zeros(u_cmd.shape, dtype=bool),
-        p_ref=zeros3,
-        v_ref=zeros3,
-        a_ref=zeros3,
-        R_ref=jnp.broadcast_to(jnp.eye(3, dtype=dtype), (T, 3, 3)),
-        controller_state=None,
-        diverged=divergence_flag(ys.p, ys.v, ys.omega, solver_ok, limits.max_position, limits.max_speed, limits.max_rate),
+        diverged=divergence_flag(states.p, states.v, states.omega, solver_ok, limits.max_position, limits.max_speed,
+                                 limits.max_rate),
         solver_ok=solver_ok,
         num_steps=sol.stats["num_accepted_steps"],
+        **fields,
     )
 
 
@@ -255,30 +254,6 @@ def simulate(
         return out, alloc, ref
 
     outs, alloc, ref = jax.vmap(outputs)(sol.ts, sol.ys)
-    solver_ok = sol.result == diffrax.RESULTS.successful
-    return Trajectory(
-        t=sol.ts,
-        p=ys_state.p,
-        v=ys_state.v,
-        R=ys_state.R,
-        omega=ys_state.omega,
-        accel=outs.accel,
-        angular_accel=outs.angular_accel,
-        u=outs.u,
-        u_cmd=alloc.u,
-        rotor_speed=outs.rotor_speed,
-        alpha=outs.alpha,
-        beta=outs.beta,
-        wrench_requested=alloc.requested,
-        wrench_achieved=alloc.achieved,
-        saturated=alloc.saturated,
-        p_ref=ref.p,
-        v_ref=ref.v,
-        a_ref=ref.a,
-        R_ref=ref.R,
-        controller_state=ys_int,
-        diverged=divergence_flag(ys_state.p, ys_state.v, ys_state.omega, solver_ok, limits.max_position,
-                                 limits.max_speed, limits.max_rate),
-        solver_ok=solver_ok,
-        num_steps=sol.stats["num_accepted_steps"],
-    )
+    return _assemble(sol, ys_state, outs, limits, u_cmd=alloc.u, wrench_requested=alloc.requested, wrench_achieved=alloc.achieved,
+                     saturated=alloc.saturated, p_ref=ref.p, v_ref=ref.v, a_ref=ref.a, R_ref=ref.R,
+                     controller_state=ys_int)

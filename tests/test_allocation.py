@@ -12,19 +12,7 @@ from jaxrotor import allocation, presets
 RNG = np.random.default_rng(11)
 
 
-def np_rx(a):
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
-
-
-def np_ry(a):
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
-
-
-def np_rz(a):
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+from npref import np_rx, np_ry, np_rz  # noqa: E402  (independent NumPy rotations)
 
 
 def reference_FM(l, gamma, delta, alpha, beta, c_f, c_tau, kappa):

@@ -63,19 +63,7 @@ class SineU(eqx.Module):
 # ----------------------------------------------------------------------------- independent numpy model
 
 
-def np_rx(a):
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
-
-
-def np_ry(a):
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
-
-
-def np_rz(a):
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+from npref import np_rx, np_ry, np_rz  # noqa: E402  (independent NumPy rotations)
 
 
 def np_FM_table_ii():

@@ -14,19 +14,7 @@ RNG = np.random.default_rng(7)
 KW = dict(mass=1.2, c_f=1e-5, c_tau=2e-7, inertia=[0.01, 0.012, 0.02])
 
 
-def np_rx(a):
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
-
-
-def np_ry(a):
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
-
-
-def np_rz(a):
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+from npref import np_rx, np_ry, np_rz  # noqa: E402  (independent NumPy rotations)
 
 
 # ----------------------------------------------------------------------------- eq. (4): spin axes
