@@ -193,7 +193,6 @@ def _closed_loop_field(t, y, args):
     return dy
 
 
-@eqx.filter_jit
 def simulate(
     platform: Platform,
     controller: AbstractController,
@@ -210,7 +209,7 @@ def simulate(
     disturbance: Callable | None = None,
     limits: DivergenceLimits = DivergenceLimits(),
 ) -> Trajectory:
-    """Fly ``platform`` under ``controller`` along ``reference`` (the closed loop of docs/theory.md).
+    """Fly ``platform`` under ``controller`` along ``reference`` (the closed loop of docs/closed_loop.md).
 
     ``reference(t) -> controller -> body wrench -> allocator -> u_cmd ->
     actuators (motor lag, tilt servos) -> eqs. (11)-(12)``, integrated by diffrax.
@@ -237,6 +236,42 @@ def simulate(
         saturation flags; ``diverged`` is set (never a silent NaN) if the flight
         became non-finite, ran away, or the solver failed.
     """
+    _check_closed_loop(platform, controller, save_dt, t0, reference.duration if t1 is None else t1)
+    return _simulate(platform, controller, reference, allocator=allocator, actuators=actuators, state0=state0, t0=t0,
+                     t1=t1, integrator=integrator, save_dt=save_dt, tilt_command=tilt_command, disturbance=disturbance,
+                     limits=limits)
+
+
+def _check_closed_loop(platform, controller, save_dt, t0, t1) -> None:
+    """Errors that would otherwise surface as a bad flight: raised before compiling (concrete inputs only)."""
+    import numpy as np
+
+    from .allocation import allocation_matrix
+    from .control import FullyActuatedSE3
+    from .platform import _is_concrete
+
+    if not float(t1) > float(t0):
+        raise ValueError(f"simulate: `t1` = {t1!r} must be after `t0` = {t0!r}. Fix: pass t1 > t0 (or a reference "
+                         "with a positive duration).")
+    if not (save_dt > 0 and np.isfinite(save_dt)):
+        raise ValueError(f"simulate: `save_dt` = {save_dt!r} is invalid: the output period must be > 0 s. "
+                         "Fix: pass e.g. save_dt=0.01.")
+    if isinstance(controller, FullyActuatedSE3) and not platform.is_tilting and _is_concrete(platform):
+        rank = int(np.linalg.matrix_rank(np.asarray(allocation_matrix(platform)), tol=1e-9 * float(
+            np.abs(np.asarray(allocation_matrix(platform))).max())))
+        if rank < 6:
+            raise ValueError(
+                f"simulate: `controller` = FullyActuatedSE3 needs a fully actuated platform (rank G = 6), but "
+                f"platform {platform.name!r} ({platform.label()}) has rank G = {rank}: it cannot produce the lateral "
+                "body forces this controller commands. Fix: use jaxrotor.control.UnderactuatedSE3 for collinear "
+                "platforms, or tilt the rotors."
+            )
+
+
+@eqx.filter_jit
+def _simulate(platform, controller, reference, *, allocator, actuators, state0, t0, t1, integrator, save_dt,
+              tilt_command, disturbance, limits) -> Trajectory:
+    """Jit-compiled body of :func:`simulate`."""
     t1 = reference.duration if t1 is None else float(t1)
     if state0 is None:
         ref0 = reference(jnp.asarray(t0, dtype=platform.mass.dtype))

@@ -16,7 +16,7 @@ from jaxrotor.reference import paper_maneuver
 
 
 def _designs(k):
-    return [jr.star_platform(6, 0.3 + 0.02 * i, mass=3.0 + 0.1 * i, c_f=3.8e-5, c_tau=1.2e-6, alpha=0.1 * i,
+    return [jr.star_platform(6, 0.3 + 0.02 * i, mass=3.0 + 0.1 * i, c_f=3.8e-5, c_tau=1.2e-6, alpha=0.3 + 0.05 * i,
                              beta=0.05 * i, inertia=[0.15, 0.15, 0.25]) for i in range(k)]
 
 
@@ -54,7 +54,7 @@ def test_sharded_batch_on_four_cpu_devices():
         from jaxrotor import batch
         from jaxrotor.control import FullyActuatedSE3
         from jaxrotor.reference import paper_maneuver
-        ps = [jr.star_platform(6, 0.3 + 0.02 * i, mass=3.0 + 0.1 * i, c_f=3.8e-5, c_tau=1.2e-6, alpha=0.1 * i,
+        ps = [jr.star_platform(6, 0.3 + 0.02 * i, mass=3.0 + 0.1 * i, c_f=3.8e-5, c_tau=1.2e-6, alpha=0.3 + 0.05 * i,
                                beta=0.05 * i, inertia=[0.15, 0.15, 0.25]) for i in range(6)]
         integ = jr.Integrator(adaptive=False, dt=0.01)
         fly = lambda p: jr.simulate(p, FullyActuatedSE3(), paper_maneuver(), t1=9.0, integrator=integ, save_dt=0.1).p

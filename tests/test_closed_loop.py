@@ -314,3 +314,16 @@ def test_tilting_platform_tracks_exactly_while_tilting(servo):
     else:
         assert 1e-3 < gap < 0.05
         assert float(jnp.max(jnp.abs(jnp.diff(tr.alpha, axis=0)) / 0.01)) <= 2.0 + 1e-9  # rate limit [rad/s]
+
+
+def test_simulate_rejects_bad_inputs_before_flying(hexa):
+    with pytest.raises(ValueError, match="FullyActuatedSE3 needs a fully actuated platform.*rank G = 4.*UnderactuatedSE3"):
+        simulate(presets.cs_4r(), FullyActuatedSE3(), paper_maneuver())
+    with pytest.raises(ValueError, match="`save_dt` = 0.0"):
+        simulate(hexa, FullyActuatedSE3(), paper_maneuver(), save_dt=0.0)
+    with pytest.raises(ValueError, match="`t1` = -1.0"):
+        simulate(hexa, FullyActuatedSE3(), paper_maneuver(), t1=-1.0)
+    with pytest.raises(ValueError, match="`K_p`"):
+        FullyActuatedSE3(K_p=(1.0, -1.0, 2.0))
+    with pytest.raises(ValueError, match="`dt`"):
+        jr.Integrator(adaptive=False, dt=0.0)
