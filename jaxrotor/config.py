@@ -245,14 +245,14 @@ def from_dict(data: dict, source: str = "<dict>", base_dir: Path | None = None) 
         raise
     except ValueError as err:  # the message already names the file, the key, the value and the fix
         raise ConfigError(str(err)) from None
+    if "reference" not in data:
+        raise ConfigError(f"{source}: missing table `[reference]`. Fix: add [reference] with kind = "
+                          "\"paper_maneuver\" (or figure_eight, circle, hover).")
     sections = {}
     for sec, builder in (("controller", _controller), ("allocator", _allocator), ("actuators", _actuators),
                          ("reference", _reference)):
         top.used.add(sec)
-        sections[sec] = builder(_Table(data.get(sec, {}), source, sec)) if (sec in data or sec != "reference") else None
-        if sec == "reference" and sec not in data:
-            raise ConfigError(f"{source}: missing table `[reference]`. Fix: add [reference] with kind = "
-                              "\"paper_maneuver\" (or figure_eight, circle, hover).")
+        sections[sec] = builder(_Table(data.get(sec, {}), source, sec))
     top.used.add("solver")
     integ, save_dt, t1 = _solver(_Table(data.get("solver", {}), source, "solver"))
     compare = None

@@ -245,11 +245,10 @@ def _validate(p: Platform) -> None:
         if np.any(d < 0) or np.any(d >= _HALF_PI):
             raise _bad("delta", d, "elevation angles must lie in [0, pi/2)", "pass delta_i in radians within [0, pi/2)")
     if p.axes is None:
-        a = f(per_rotor_angles(p)[0])
+        a, b = (f(x) for x in per_rotor_angles(p))
         if np.any(np.abs(a) >= _HALF_PI):
             raise _bad("alpha", p.alpha, "cant angles alpha_i must lie in (-pi/2, pi/2)",
                        "pass cant angles in radians with |alpha_i| < pi/2")
-        b = f(per_rotor_angles(p)[1])
         if np.any(b < 0) or np.any(b >= _HALF_PI):
             raise _bad("beta", p.beta, "dihedral angles beta_i must lie in [0, pi/2)",
                        "pass dihedral angles in radians within [0, pi/2) (check the sign pattern `beta_sign`)")

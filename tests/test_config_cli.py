@@ -70,6 +70,7 @@ duration = 1.0
         (BASE + "[actuators]\nmotor = \"first_order\"\n", "actuators.time_constant", "missing key"),
         (BASE + "[actuators]\nmotor = \"first_order\"\ntime_constant = 0.0\n", "actuators.time_constant", "> 0"),
         (BASE + "[allocator]\nkind = \"magic\"\n", "allocator.kind", "unknown choice"),
+        (BASE.split("[reference]")[0], "[reference]", "missing table"),
     ],
 )
 def test_malformed_config_messages(tmp_path, text, key, words):
