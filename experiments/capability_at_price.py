@@ -160,6 +160,7 @@ def _plot(out, platform, rows, paper, n_dirs, quick):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from jaxrotor.plotting import save_figure
 
     A = np.radians(np.arange(0.0, 46.0, 9.0 if quick else 3.0))
     B = np.radians(np.arange(0.0, 31.0, 10.0 if quick else 3.0))
@@ -179,9 +180,7 @@ def _plot(out, platform, rows, paper, n_dirs, quick):
     ax.set_xlabel("alpha_0 [deg]")
     ax.set_ylabel("beta_0 [deg]")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out / "capability.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, out / "capability.png", dpi=120)
 
 
 if __name__ == "__main__":

@@ -215,6 +215,7 @@ def _plots(out, alphas, betas, terms, weights, lam0, sweep, path, paper):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from jaxrotor.plotting import save_figure
 
     A, B = np.degrees(alphas), np.degrees(betas)
     J = objective_on_grid(terms, weights, lam0)
@@ -230,9 +231,7 @@ def _plots(out, alphas, betas, terms, weights, lam0, sweep, path, paper):
     ax.set_xlabel("alpha_0 [deg]")
     ax.set_ylabel("beta_0 [deg]")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out / "landscape.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, out / "landscape.png", dpi=120)
 
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     e = [s["energy"] for s in sweep]
@@ -247,9 +246,7 @@ def _plots(out, alphas, betas, terms, weights, lam0, sweep, path, paper):
     ax.set_yscale("symlog", linthresh=1e-5)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out / "tradeoff.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, out / "tradeoff.png", dpi=120)
 
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     for jb in sorted({0, min(len(B) - 1, int(round(10 / max(B[1] - B[0], 1e-9))))}):
@@ -258,9 +255,7 @@ def _plots(out, alphas, betas, terms, weights, lam0, sweep, path, paper):
     ax.set_ylabel("position RMSE [mm]")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out / "cliff.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, out / "cliff.png", dpi=120)
 
 
 if __name__ == "__main__":

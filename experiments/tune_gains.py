@@ -130,6 +130,7 @@ def _plot_errors(out, trajs):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from jaxrotor.plotting import save_figure
 
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     for name, tr in trajs.items():
@@ -139,9 +140,7 @@ def _plot_errors(out, trajs):
     ax.set_ylabel("|e_p| [mm]")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out / "errors.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, out / "errors.png", dpi=120)
 
 
 if __name__ == "__main__":

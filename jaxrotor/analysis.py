@@ -44,6 +44,7 @@ import numpy as np
 from jax import Array
 
 from .allocation import force_matrix, moment_matrix
+from ._util import to_jsonable
 from .platform import Platform, rotor_positions
 
 __all__ = [
@@ -565,7 +566,7 @@ class RotorLoss:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (non-finite floats become ``None``)."""
-        return {k: _jsonable(v) for k, v in dataclasses.asdict(self).items()}
+        return {k: to_jsonable(v) for k, v in dataclasses.asdict(self).items()}
 
 
 def _fibonacci_sphere(k: int) -> np.ndarray:
@@ -947,24 +948,6 @@ def torque_rows_balanced(platform: Platform, alpha=None, beta=None) -> bool:
 # --------------------------------------------------------------------------- the full report
 
 
-def _jsonable(v):
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if isinstance(v, (int, np.integer)):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        return float(v) if math.isfinite(v) else None
-    if isinstance(v, np.ndarray):
-        return _jsonable(v.tolist())
-    if isinstance(v, dict):
-        return {k: _jsonable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
-    if isinstance(v, RotorLoss):
-        return v.to_dict()
-    return v
-
-
 @dataclasses.dataclass(frozen=True)
 class ActuationReport:
     """Every actuation property of a platform at given tilt angles (see ``docs/analysis.md``).
@@ -1047,7 +1030,7 @@ class ActuationReport:
         Arrays become nested lists, ``rotor_loss`` a list of dicts, and non-finite
         floats (``inf``, NaN) become ``None`` (JSON ``null``).
         """
-        return {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        return {f.name: to_jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
 
 def analyze(platform: Platform, alpha=None, beta=None, *, n_directions: int = 36) -> ActuationReport:

@@ -35,6 +35,7 @@ import jax.numpy as jnp
 from jax import Array
 
 from . import so3
+from ._util import as_float
 from .dynamics import VehicleState
 from .platform import Platform
 from .reference import RefSample
@@ -80,7 +81,7 @@ class IntegralState(eqx.Module):
 
 
 def _gain(x, name: str) -> Array:
-    g = jnp.asarray(x, dtype=jnp.result_type(float))
+    g = as_float(x)
     if g.ndim == 0:
         g = jnp.full((3,), g)
     if g.shape != (3,):

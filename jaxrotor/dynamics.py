@@ -30,6 +30,7 @@ import numpy as np
 from jax import Array
 
 from . import so3
+from ._util import as_float
 from .allocation import allocation_matrix
 from .platform import Platform
 
@@ -185,7 +186,7 @@ class FirstOrderMotor(AbstractMotor):
     time_constant: Array
 
     def __init__(self, time_constant: float | Array = 0.03):
-        tc = jnp.asarray(time_constant, dtype=jnp.result_type(float))
+        tc = as_float(time_constant)
         if tc.ndim != 0:
             raise ValueError(f"FirstOrderMotor parameter `time_constant` must be a scalar, got shape {tc.shape}. "
                              "Fix: pass one time constant in seconds.")
@@ -225,8 +226,8 @@ class FirstOrderServo(AbstractServo):
     rate_limit: Array
 
     def __init__(self, time_constant: float | Array = 0.05, rate_limit: float | Array = 6.0):
-        self.time_constant = jnp.asarray(time_constant, dtype=jnp.result_type(float))
-        self.rate_limit = jnp.asarray(rate_limit, dtype=jnp.result_type(float))
+        self.time_constant = as_float(time_constant)
+        self.rate_limit = as_float(rate_limit)
         _check_positive("FirstOrderServo", "time_constant", self.time_constant, "pass e.g. 0.05 s")
         _check_positive("FirstOrderServo", "rate_limit", self.rate_limit, "pass e.g. 6.0 rad/s")
 

@@ -70,6 +70,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
+from ._util import as_float
 from .dynamics import safe_sqrt
 from .metrics import orientation_error, position_error
 
@@ -225,7 +226,7 @@ class Weighted(_Wrapper):
 
     def __init__(self, term: AbstractTerm, weight):
         self.term = term
-        self.weight = jnp.asarray(weight, dtype=jnp.result_type(float))
+        self.weight = as_float(weight)
 
     def measure(self, design, traj):
         """The weighted cost ``weight * term(design, traj)`` (a weighted term has no measure of its own)."""
@@ -458,7 +459,7 @@ class SaturationMargin(AbstractTerm):
     threshold: Array
 
     def __init__(self, threshold: float = 0.9):
-        self.threshold = jnp.asarray(threshold, dtype=jnp.result_type(float))
+        self.threshold = as_float(threshold)
 
     @property
     def name(self):

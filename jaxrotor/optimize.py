@@ -57,6 +57,8 @@ import numpy as np
 from jax import Array
 
 from . import objectives as ob
+from ._util import as_float as _f
+from ._util import to_jsonable
 from .allocators import AbstractAllocator, PseudoInverse
 from .dynamics import Actuators
 from .integrate import Integrator
@@ -132,10 +134,6 @@ class AbstractTransform(eqx.Module):
 
     def check(self, name: str, x: np.ndarray) -> None:
         """Raise ``ValueError`` if the concrete initial value ``x`` is infeasible."""
-
-
-def _f(x) -> Array:
-    return jnp.asarray(x, dtype=jnp.result_type(float))
 
 
 class Identity(AbstractTransform):
@@ -1147,18 +1145,6 @@ def flight_metrics(problem: DesignProblem, design: Design) -> dict[str, Any]:
     }
 
 
-def _jsonable(x):
-    if isinstance(x, dict):
-        return {k: _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, (float, np.floating)):
-        return float(x) if math.isfinite(x) else None
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    return x
-
-
 def write_report(result: OptimizeResult, problem: DesignProblem, out_dir: str | Path, *, metrics: bool = True,
                  extra: Mapping[str, Any] | None = None, echo: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Write ``result.json``, ``loss.png`` and ``params.png`` into ``out_dir``.
@@ -1203,7 +1189,7 @@ def write_report(result: OptimizeResult, problem: DesignProblem, out_dir: str | 
         report["rmse_reduction"] = r0 / r1 if r1 > 0 else math.inf
     if extra:
         report.update(extra)
-    report = _jsonable(report)
+    report = to_jsonable(report)
     (out / "result.json").write_text(json.dumps(report, indent=2))
     plot_history(rows, result.names, out)
     if echo is not None:
@@ -1232,6 +1218,7 @@ def plot_history(rows: list[dict[str, float]], names: list[str], out_dir: str | 
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from .plotting import save_figure
 
     out = Path(out_dir)
     if not rows:
@@ -1255,9 +1242,7 @@ def plot_history(rows: list[dict[str, float]], names: list[str], out_dir: str | 
     ax.set_ylabel("loss")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "loss.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, out / "loss.png", dpi=120)
 
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     angles = [n for n in names if n.startswith("platform.alpha") or n.startswith("platform.beta")]
@@ -1279,9 +1264,7 @@ def plot_history(rows: list[dict[str, float]], names: list[str], out_dir: str | 
     ax.grid(True, which="both", alpha=0.3)
     if len(names) <= 24:
         ax.legend(fontsize=6, ncol=3)
-    fig.tight_layout()
-    fig.savefig(out / "params.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, out / "params.png", dpi=120)
 
 
 # =========================================================================== TOML

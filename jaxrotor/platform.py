@@ -26,6 +26,7 @@ import numpy as np
 from jax import Array
 
 from . import so3
+from ._util import as_float as _float
 
 __all__ = [
     "Platform",
@@ -41,10 +42,6 @@ __all__ = [
 
 TILT_ANGLES = ("alpha", "beta")
 _HALF_PI = math.pi / 2
-
-
-def _float(x) -> Array:
-    return jnp.asarray(x, dtype=jnp.result_type(float))
 
 
 def _is_concrete(*xs) -> bool:

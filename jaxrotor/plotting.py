@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["plot_trajectory_3d", "plot_errors", "plot_rotor_speeds"]
+__all__ = ["plot_trajectory_3d", "plot_errors", "plot_rotor_speeds", "save_figure"]
 
 
 def _plt():
@@ -24,6 +24,16 @@ def _plt():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def save_figure(fig, path: str | Path, dpi: int = 130) -> Path:
+    """Lay out ``fig``, write it to ``path`` (PNG) and close it; returns the path."""
+    plt = _plt()
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path
 
 
 def plot_trajectory_3d(runs: dict, path: str | Path, title: str = "3D trajectory") -> Path:
@@ -48,11 +58,7 @@ def plot_trajectory_3d(runs: dict, path: str | Path, title: str = "3D trajectory
     ax.set_zlabel("z [m]")
     ax.set_title(title)
     ax.legend(loc="upper left")
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def plot_errors(runs: dict, path: str | Path, title: str = "Tracking errors") -> Path:
@@ -76,11 +82,7 @@ def plot_errors(runs: dict, path: str | Path, title: str = "Tracking errors") ->
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, ncol=2, loc="upper right")
     axes[0].set_title(title)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def plot_rotor_speeds(runs: dict, path: str | Path, title: str = "Rotor speeds") -> Path:
@@ -112,8 +114,4 @@ def plot_rotor_speeds(runs: dict, path: str | Path, title: str = "Rotor speeds")
         ax.legend(fontsize=7, ncol=dw.shape[1], loc="upper right")
     axes[-1].set_xlabel("t [s]")
     fig.suptitle(title)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -32,6 +32,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
+from ._util import as_float as _f
+
 __all__ = [
     "RefSample",
     "AbstractReference",
@@ -44,10 +46,6 @@ __all__ = [
     "landing",
     "paper_maneuver",
 ]
-
-
-def _f(x) -> Array:
-    return jnp.asarray(x, dtype=jnp.result_type(float))
 
 
 class RefSample(eqx.Module):
@@ -103,7 +101,25 @@ def _sample(p, v, a, j, yaw, R=None) -> RefSample:
     return RefSample(p=p, v=v, a=a, j=j, R=R, omega=z, omega_dot=z, yaw=_f(yaw))
 
 
-class Hover(AbstractReference):
+class _Phase(AbstractReference):
+    """A single phase of fixed ``length`` [s] (its ``duration``)."""
+
+    length: eqx.AbstractVar[float]
+
+    @property
+    def duration(self) -> float:
+        return self.length
+
+
+def _positive(owner: str, name: str, value: float, example: str) -> float:
+    """``float(value)``, or a ValueError naming ``owner.name`` unless it is > 0."""
+    value = float(value)
+    if not value > 0:
+        raise ValueError(f"{owner} parameter `{name}` = {value!r} is invalid: must be > 0 s. Fix: pass e.g. {example}.")
+    return value
+
+
+class Hover(_Phase):
     """Hold ``position`` [m] with heading ``yaw`` [rad] for ``length`` seconds."""
 
     position: Array
@@ -113,18 +129,14 @@ class Hover(AbstractReference):
     def __init__(self, position, length: float, yaw: float = 0.0):
         self.position = _f(position)
         self.yaw = _f(yaw)
-        self.length = float(length)
-
-    @property
-    def duration(self) -> float:
-        return self.length
+        self.length = _positive("Hover", "length", length, "8.0")
 
     def __call__(self, t):
         z = jnp.zeros(3, dtype=self.position.dtype)
         return _sample(self.position, z, z, z, self.yaw)
 
 
-class Transfer(AbstractReference):
+class Transfer(_Phase):
     """Minimum-jerk straight-line move from ``start`` to ``end`` [m] in ``length`` seconds.
 
     ``p(tau) = start + (end - start) s(tau / length)``, ``s(x) = 10x^3 - 15x^4 + 6x^5``.
@@ -137,14 +149,8 @@ class Transfer(AbstractReference):
     length: float = eqx.field(static=True)
 
     def __init__(self, start, end, length: float, yaw: float = 0.0):
-        if not length > 0:
-            raise ValueError(f"Transfer parameter `length` = {length!r} is invalid: must be > 0 s. Fix: pass e.g. 8.0.")
         self.start, self.end, self.yaw = _f(start), _f(end), _f(yaw)
-        self.length = float(length)
-
-    @property
-    def duration(self) -> float:
-        return self.length
+        self.length = _positive("Transfer", "length", length, "8.0")
 
     def __call__(self, t):
         T = self.length
@@ -170,7 +176,7 @@ def landing(position, length: float, ground: float = 0.0, yaw: float = 0.0) -> T
     return Transfer(p0, np.array([p0[0], p0[1], ground]), length, yaw)
 
 
-class FigureEight(AbstractReference):
+class FigureEight(_Phase):
     """Figure-eight of eq. (13) in a horizontal plane.
 
     ``p(tau) = center + (A_x sin(w tau), A_y sin(2 w tau), 0)``, ``w = 2 pi / period``.
@@ -186,14 +192,9 @@ class FigureEight(AbstractReference):
     length: float = eqx.field(static=True)
 
     def __init__(self, length: float, center=(0.0, 0.0, 1.0), amplitude=(1.0, 1.0), period: float = 30.0, yaw=0.0):
-        if not period > 0:
-            raise ValueError(f"FigureEight parameter `period` = {period!r} is invalid: must be > 0 s. Fix: e.g. 30.0.")
         self.center, self.amplitude, self.yaw = _f(center), _f(amplitude), _f(yaw)
-        self.period, self.length = float(period), float(length)
-
-    @property
-    def duration(self) -> float:
-        return self.length
+        self.period = _positive("FigureEight", "period", period, "30.0")
+        self.length = _positive("FigureEight", "length", length, "29.0")
 
     def __call__(self, t):
         w = 2 * math.pi / self.period
@@ -206,7 +207,7 @@ class FigureEight(AbstractReference):
         return _sample(p, v, a, j, self.yaw)
 
 
-class Circle(AbstractReference):
+class Circle(_Phase):
     """Horizontal circle through ``start``: ``p = start + r (cos(w tau) - 1, sin(w tau), 0)``, ``w = 2 pi / period``."""
 
     start: Array
@@ -216,14 +217,9 @@ class Circle(AbstractReference):
     length: float = eqx.field(static=True)
 
     def __init__(self, length: float, start=(0.0, 0.0, 1.0), radius: float = 1.0, period: float = 10.0, yaw=0.0):
-        if not period > 0:
-            raise ValueError(f"Circle parameter `period` = {period!r} is invalid: must be > 0 s. Fix: e.g. 10.0.")
         self.start, self.radius, self.yaw = _f(start), _f(radius), _f(yaw)
-        self.period, self.length = float(period), float(length)
-
-    @property
-    def duration(self) -> float:
-        return self.length
+        self.period = _positive("Circle", "period", period, "10.0")
+        self.length = _positive("Circle", "length", length, "10.0")
 
     def __call__(self, t):
         w = 2 * math.pi / self.period
