@@ -45,7 +45,7 @@ import numpy as np  # noqa: E402
 from jax.flatten_util import ravel_pytree  # noqa: E402
 
 import jaxrotor as jr  # noqa: E402
-from jaxrotor import objectives as ob  # noqa: E402
+from jaxrotor.optimize import objectives as ob  # noqa: E402
 from jaxrotor import optimize as op  # noqa: E402
 from jaxrotor.reference import paper_maneuver  # noqa: E402
 

@@ -6,12 +6,12 @@ directly:
 
 A. maximise the lateral-force capability at level hover (smooth version, units of
    ``m g``) subject to hover efficiency ``eta >= eta_min``;
-B. the same, also requiring the rotor-loss margin (``jaxrotor.objectives.rotor_loss_margin``)
+B. the same, also requiring the rotor-loss margin (``jaxrotor.optimize.objectives.rotor_loss_margin``)
    to be at least the paper design's;
 C. minimise the condition number of the unit-consistent allocation matrix subject to
    ``eta >= eta_min``.
 
-Bounds are log barriers (``jaxrotor.objectives.Barrier``): a step that crosses one
+Bounds are log barriers (``jaxrotor.optimize.objectives.Barrier``): a step that crosses one
 gives NaN, is penalised and rejected, so every accepted design is feasible. Each
 optimum is checked against a dense scan with the *exact* (linear-programming)
 measures, and the paper's 25 deg / 10 deg is reported on the same scale. Writes
@@ -42,7 +42,7 @@ import numpy as np  # noqa: E402
 
 import jaxrotor as jr  # noqa: E402
 from jaxrotor import analysis  # noqa: E402
-from jaxrotor import objectives as ob  # noqa: E402
+from jaxrotor.optimize import objectives as ob  # noqa: E402
 from jaxrotor import optimize as op  # noqa: E402
 
 PAPER = (math.radians(25.0), math.radians(10.0))
@@ -160,7 +160,7 @@ def _plot(out, platform, rows, paper, n_dirs, quick):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from jaxrotor.plotting import save_figure
+    from jaxrotor.io.plotting import save_figure
 
     A = np.radians(np.arange(0.0, 46.0, 9.0 if quick else 3.0))
     B = np.radians(np.arange(0.0, 31.0, 10.0 if quick else 3.0))

@@ -3,7 +3,7 @@
 Three tables, each between ``<!-- BEGIN generated: NAME -->`` and
 ``<!-- END generated: NAME -->`` markers in ``docs/analysis.md``:
 
-* ``presets``: every registered preset (:func:`jaxrotor.presets.names`);
+* ``presets``: every registered preset (:func:`jaxrotor.design.presets.names`);
 * ``sign-patterns``: the Table II hexarotor geometry with cant/dihedral on or off,
   the cant sign pattern flipped, and three spin-direction patterns -- whether a
   tilted hexarotor survives a rotor loss depends on how the cant signs pair with
@@ -30,8 +30,8 @@ import jax
 jax.config.update("jax_enable_x64", True)
 
 from jaxrotor import analysis, presets  # noqa: E402
-from jaxrotor.layouts import coaxial_layout, h_layout, x_layout  # noqa: E402
-from jaxrotor.platform import explicit_platform, star_platform  # noqa: E402
+from jaxrotor.design.layouts import coaxial_layout, h_layout, x_layout  # noqa: E402
+from jaxrotor.design.platform import explicit_platform, star_platform  # noqa: E402
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "analysis.md"
 T = presets.TABLE_II

@@ -8,7 +8,7 @@ figure-eight of eq. (13) with an 8 s period (3.75 times the paper's speed, up to
     J = RMSE(e_p) [mm] + 1000 S + lambda E
 
 (S: saturation cost, rotor speeds within 20 % of their range from a bound; E: power
-proxy over the flat-hover power; see ``jaxrotor.objectives``).
+proxy over the flat-hover power; see ``jaxrotor.optimize.objectives``).
 
 What it does and prints:
 
@@ -215,7 +215,7 @@ def _plots(out, alphas, betas, terms, weights, lam0, sweep, path, paper):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from jaxrotor.plotting import save_figure
+    from jaxrotor.io.plotting import save_figure
 
     A, B = np.degrees(alphas), np.degrees(betas)
     J = objective_on_grid(terms, weights, lam0)

@@ -130,7 +130,7 @@ def _plot_errors(out, trajs):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from jaxrotor.plotting import save_figure
+    from jaxrotor.io.plotting import save_figure
 
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     for name, tr in trajs.items():

@@ -3,7 +3,8 @@
 The public API is re-exported here; see ``docs/`` for the theory and workflows.
 """
 
-from . import allocation, allocators, control, metrics, presets, reference, so3
+from . import allocation, allocators, analysis, control, design, flight, metrics, numerics, optimize, reference, so3
+from .design import layouts, presets
 from .allocation import (
     allocation_matrix as allocation_matrix,
     force_matrix as force_matrix,
@@ -24,7 +25,7 @@ from .dynamics import (
     vehicle_derivative as vehicle_derivative,
 )
 from .integrate import Integrator as Integrator
-from .platform import (
+from .design.platform import (
     Platform as Platform,
     class_label as class_label,
     explicit_platform as explicit_platform,
@@ -35,11 +36,9 @@ from .platform import (
 )
 from .allocators import Clip as Clip, PseudoInverse as PseudoInverse, TorquePriority as TorquePriority
 from .control import FullyActuatedSE3 as FullyActuatedSE3, UnderactuatedSE3 as UnderactuatedSE3
-from .simulate import (
-    DivergenceLimits as DivergenceLimits,
-    simulate as simulate,
-    simulate_open_loop as simulate_open_loop,
-)
+from .flight import DivergenceLimits as DivergenceLimits, Flight as Flight, fly as fly
+from .metrics import FlightMetrics as FlightMetrics, flight_metrics as flight_metrics
+from .simulate import simulate as simulate, simulate_open_loop as simulate_open_loop
 from .trajectory import Trajectory as Trajectory
 
 __version__ = "0.1.0"

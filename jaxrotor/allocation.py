@@ -15,9 +15,10 @@ current angles; ``F`` and ``M`` then follow them.
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 
-from .platform import Platform, rotor_axes, rotor_positions
+from .design.platform import Platform, rotor_axes, rotor_positions
 
 __all__ = [
     "force_matrix",
@@ -26,8 +27,25 @@ __all__ = [
     "rotor_forces",
     "rotor_moments",
     "wrench",
+    "hover_wrench",
     "hover_inputs",
+    "characteristic_length",
+    "scaled_allocation_matrix",
+    "allocation_rank",
+    "rank_tolerance",
+    "RANK_RTOL",
 ]
+
+#: Relative singular-value tolerance of every numerical rank in jaxrotor (on the unit-consistent ``G_s``),
+#: by floating-point type: a singular value counts as zero below ``RANK_RTOL[dtype] * max(1, sigma_max)``.
+RANK_RTOL = {"float64": 1e-9, "float32": 1e-5}
+
+
+def rank_tolerance(Gs) -> float:
+    """Singular-value threshold of a numerical rank of (rows of) ``G_s``: ``RANK_RTOL * max(1, ||G_s||_2)``."""
+    Gs = np.asarray(Gs)
+    rtol = RANK_RTOL.get(str(Gs.dtype), RANK_RTOL["float32"])
+    return rtol * max(1.0, float(np.linalg.norm(Gs.astype(float), 2)) if Gs.size else 1.0)
 
 
 def force_matrix(platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> Array:
@@ -81,20 +99,62 @@ def rotor_moments(platform: Platform, u: Array, alpha: Array | None = None, beta
 
 def wrench(platform: Platform, u: Array, alpha: Array | None = None, beta: Array | None = None) -> tuple[Array, Array]:
     """Body wrench from inputs, eq. (10): ``f_c = F u`` [N], ``tau_c = M u`` [N m], each ``(3,)``."""
-    G = allocation_matrix(platform, alpha, beta)
-    w = G @ u
+    w = allocation_matrix(platform, alpha, beta) @ u
     return w[:3], w[3:]
 
 
-def hover_inputs(platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> Array:
-    """Minimum-norm inputs that hold the platform level and still: ``u = G^+ [m g e_3; 0]``.
+def hover_wrench(platform: Platform) -> Array:
+    """The body wrench that holds the platform level and still: ``[m g e_3; 0]`` ``(6,)`` [N, N m]."""
+    return jnp.zeros(6, dtype=platform.mass.dtype).at[2].set(platform.mass * platform.gravity)
 
-    Exact hover needs ``[m g e_3; 0]`` in the range of ``G`` and ``u >= 0``; check
-    with :func:`jaxrotor.analysis` before relying on it.
+
+def hover_inputs(platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> Array:
+    """Minimum-norm inputs that hold the platform level and still: ``u_h = G^+ [m g e_3; 0]``.
+
+    Exact hover needs ``[m g e_3; 0]`` in the range of ``G`` and ``u_h >= 0``; check
+    with :func:`jaxrotor.analysis.static_hoverability` before relying on it.
 
     Returns:
         ``(n,)`` inputs [rad^2/s^2].
     """
+    return jnp.linalg.pinv(allocation_matrix(platform, alpha, beta)) @ hover_wrench(platform)
+
+
+def characteristic_length(platform: Platform) -> Array:
+    """Mean hub distance ``L = mean_i |p_i|`` [m] used to make moments comparable with forces.
+
+    Equals ``platform.arm_length`` for layouts built from eq. (3).
+    """
+    return jnp.mean(jnp.linalg.norm(rotor_positions(platform), axis=1))
+
+
+def scaled_allocation_matrix(platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> Array:
+    """Unit-consistent allocation matrix ``G_s = diag(1,1,1,1/L,1/L,1/L) G / mean_i c_f,i``.
+
+    ``G = [F; M]`` of eq. (10) mixes newtons and newton-metres; dividing the moment
+    rows by the characteristic length ``L`` (:func:`characteristic_length`) and the
+    whole matrix by the mean thrust coefficient makes every entry dimensionless and
+    of order one: force column ``i`` is ``(c_f,i / mean c_f) z_i``, moment column
+    ``i`` is ``(c_f,i / mean c_f) (p_i / L x z_i) + (kappa_i c_tau,i / (mean c_f L)) z_i``.
+    Its singular values, rank and condition number do not depend on the choice of units.
+
+    Returns:
+        ``(6, n)`` dimensionless matrix (differentiable in every platform leaf).
+    """
     G = allocation_matrix(platform, alpha, beta)
-    w = jnp.zeros(6, dtype=G.dtype).at[2].set(platform.mass * platform.gravity)
-    return jnp.linalg.pinv(G) @ w
+    L = characteristic_length(platform)
+    return jnp.concatenate([G[:3], G[3:] / L], axis=0) / jnp.mean(platform.c_f)
+
+
+def allocation_rank(platform: Platform, alpha: Array | None = None, beta: Array | None = None, *,
+                    rows: slice = slice(None)) -> int:
+    """Numerical rank of (rows of) the unit-consistent ``G_s`` (concrete platforms only).
+
+    Singular values below :func:`rank_tolerance` of the whole ``G_s`` count as zero.
+    ``rows`` selects e.g. the force rows ``slice(0, 3)`` or the moment rows ``slice(3, 6)``.
+    """
+    Gs = np.asarray(scaled_allocation_matrix(platform, alpha, beta))
+    X = Gs[rows].astype(float)
+    if X.size == 0:
+        return 0
+    return int(np.sum(np.linalg.svd(X, compute_uv=False) > rank_tolerance(Gs)))

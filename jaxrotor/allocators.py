@@ -28,8 +28,8 @@ import equinox as eqx
 import jax.numpy as jnp
 from jax import Array
 
-from .allocation import allocation_matrix
-from .platform import Platform
+from .allocation import allocation_matrix, hover_wrench
+from .design.platform import Platform
 
 __all__ = ["AllocationData", "Allocation", "AbstractAllocator", "PseudoInverse", "Clip", "TorquePriority"]
 
@@ -73,7 +73,7 @@ def prepare_allocation(platform: Platform, alpha: Array | None = None, beta: Arr
     """Build :class:`AllocationData` for the platform at the given tilt angles."""
     G = allocation_matrix(platform, alpha, beta)
     G_pinv = jnp.linalg.pinv(G)
-    hover = G_pinv @ jnp.zeros(6, dtype=G.dtype).at[2].set(1.0)
+    hover = G_pinv @ hover_wrench(platform)
     collective = hover / jnp.max(jnp.abs(hover))
     return AllocationData(G=G, G_pinv=G_pinv, collective=collective, u_min=platform.u_min, u_max=platform.u_max)
 

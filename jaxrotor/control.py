@@ -36,8 +36,9 @@ from jax import Array
 
 from . import so3
 from ._util import as_float
+from .numerics import safe_normalize
 from .dynamics import VehicleState
-from .platform import Platform
+from .design.platform import Platform
 from .reference import RefSample
 
 __all__ = [
@@ -45,7 +46,6 @@ __all__ = [
     "FullyActuatedSE3",
     "UnderactuatedSE3",
     "IntegralState",
-    "attitude_error",
     "TABLE_III",
 ]
 
@@ -60,12 +60,6 @@ TABLE_III = {
 }
 
 GAIN_NAMES = ("K_p", "K_pi", "K_v", "K_R", "K_Ri", "K_w")
-
-
-def attitude_error(R: Array, R_r: Array) -> Array:
-    """``e_R = 1/2 (R_r^T R - R^T R_r)^vee`` ``(3,)`` [rad, small-angle], body frame."""
-    E = R_r.T @ R
-    return 0.5 * so3.vee(E - E.T)
 
 
 class IntegralState(eqx.Module):
@@ -99,6 +93,16 @@ class AbstractController(eqx.Module):
         z = jnp.zeros(3, dtype=platform.mass.dtype)
         return IntegralState(int_p=z, int_R=z)
 
+    @property
+    @abc.abstractmethod
+    def required_rank(self) -> int | None:
+        """Allocation rank this controller needs of a fixed-tilt platform (checked before a flight).
+
+        ``6``: the whole unit-consistent ``G_s`` (it commands every wrench axis); ``4``:
+        the thrust and torque rows ``[f_z; tau]`` (collective thrust plus three torques);
+        ``None``: no requirement.
+        """
+
     @abc.abstractmethod
     def __call__(self, platform: Platform, state: VehicleState, integral: IntegralState, ref: RefSample):
         """Return ``(wrench_b (6,) [N, N m], d integral / dt)``."""
@@ -122,7 +126,7 @@ def _desired_force(ctrl, platform, state, integral, ref):
 def _attitude_torque(ctrl, platform, state, integral, R_r, omega_r, omega_dot_r):
     R, w = state.R, state.omega
     J = platform.inertia
-    e_R = attitude_error(R, R_r)
+    e_R = so3.attitude_error(R, R_r)
     RtRr = R.T @ R_r
     e_w = w - RtRr @ omega_r
     ff = -J @ (jnp.cross(w, RtRr @ omega_r) - RtRr @ omega_dot_r)
@@ -151,6 +155,11 @@ class FullyActuatedSE3(AbstractController):
                  K_Ri=TABLE_III["K_Ri"], K_w=TABLE_III["K_w"]):
         _set_gains(self, K_p=K_p, K_pi=K_pi, K_v=K_v, K_R=K_R, K_Ri=K_Ri, K_w=K_w)
 
+    @property
+    def required_rank(self) -> int:
+        """6: it commands a body force in every direction and three torques."""
+        return 6
+
     def __call__(self, platform, state, integral, ref):
         f_w, e_p = _desired_force(self, platform, state, integral, ref)
         f_b = state.R.T @ f_w
@@ -159,10 +168,17 @@ class FullyActuatedSE3(AbstractController):
 
 
 def _desired_attitude(f_w: Array, yaw: Array) -> Array:
-    b3 = f_w / jnp.linalg.norm(f_w)
+    """``R_d = [b2 x b3, b2, b3]`` with ``b3 = f_w / |f_w|`` and ``b2 = b3 x b1_r / |.|``.
+
+    NaN-safe: a zero commanded force keeps ``b3 = e3`` (level), and ``b3`` parallel to
+    the heading ``b1_r`` takes ``b2`` from the body-frame ``y`` axis of the heading
+    (finite values and derivatives everywhere).
+    """
+    e3 = jnp.zeros(3, dtype=f_w.dtype).at[2].set(1.0)
+    b3 = safe_normalize(f_w, e3)
     b1r = jnp.stack([jnp.cos(yaw), jnp.sin(yaw), jnp.zeros_like(yaw)])
-    b2 = jnp.cross(b3, b1r)
-    b2 = b2 / jnp.linalg.norm(b2)
+    b2_fallback = jnp.stack([-jnp.sin(yaw), jnp.cos(yaw), jnp.zeros_like(yaw)])
+    b2 = safe_normalize(jnp.cross(b3, b1r), b2_fallback)
     return jnp.stack([jnp.cross(b2, b3), b2, b3], axis=1)
 
 
@@ -188,6 +204,11 @@ class UnderactuatedSE3(AbstractController):
     def __init__(self, K_p=(6.0, 6.0, 8.0), K_pi=0.0, K_v=(4.5, 4.5, 5.0), K_R=(1.2, 1.2, 0.5), K_Ri=0.0,
                  K_w=(0.25, 0.25, 0.15)):
         _set_gains(self, K_p=K_p, K_pi=K_pi, K_v=K_v, K_R=K_R, K_Ri=K_Ri, K_w=K_w)
+
+    @property
+    def required_rank(self) -> int:
+        """4: collective thrust along body z and three torques."""
+        return 4
 
     def __call__(self, platform, state, integral, ref):
         f_w, e_p = _desired_force(self, platform, state, integral, ref)

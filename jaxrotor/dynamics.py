@@ -31,8 +31,9 @@ from jax import Array
 
 from . import so3
 from ._util import as_float
-from .allocation import allocation_matrix
-from .platform import Platform
+from .numerics import safe_sqrt
+from .allocation import hover_inputs, wrench
+from .design.platform import Platform
 
 __all__ = [
     "VehicleState",
@@ -49,14 +50,7 @@ __all__ = [
     "rigid_body_derivative",
     "vehicle_derivative",
     "VehicleOutputs",
-    "safe_sqrt",
 ]
-
-
-def safe_sqrt(x: Array, eps: float = 1e-12) -> Array:
-    """``sqrt(max(x, 0))`` with a finite derivative at and below zero."""
-    pos = x > eps
-    return jnp.where(pos, jnp.sqrt(jnp.where(pos, x, 1.0)), 0.0)
 
 
 class VehicleState(eqx.Module):
@@ -125,8 +119,6 @@ def initial_state(
     if isinstance(rotor_speed, str):
         if rotor_speed != "hover":
             raise ValueError(f"initial_state: `rotor_speed` = {rotor_speed!r} is invalid. Fix: pass an array or 'hover'.")
-        from .allocation import hover_inputs
-
         rs = safe_sqrt(hover_inputs(platform))
     elif rotor_speed is None:
         rs = jnp.zeros(platform.n_rotors, dtype=dtype)
@@ -156,11 +148,17 @@ def _check_positive(owner: str, name: str, value: Array, fix: str) -> None:
 
 
 class AbstractMotor(eqx.Module):
-    """Rotor-speed actuator model: maps a commanded ``u`` to the applied ``u`` and ``d omega_i / dt``."""
+    """Rotor-speed actuator model: maps a commanded ``u`` to the applied ``u``, the rotor speeds and their rate.
+
+    A motor with a state integrates ``rotor_speed`` (returns a non-zero rate and
+    reports the state as the speed); a motor without one reports the speed
+    ``sqrt(u)`` of what it applies and a zero rate. Either way the loop asks the
+    model, so a user-written motor works unchanged.
+    """
 
     @abc.abstractmethod
-    def applied(self, platform: Platform, rotor_speed: Array, u_cmd: Array) -> tuple[Array, Array]:
-        """Return ``(u_applied (n,), rotor_speed_dot (n,))``."""
+    def applied(self, platform: Platform, rotor_speed: Array, u_cmd: Array) -> tuple[Array, Array, Array]:
+        """Return ``(u_applied (n,) [rad^2/s^2], rotor_speed (n,) [rad/s], rotor_speed_dot (n,) [rad/s^2])``."""
 
 
 class IdealMotor(AbstractMotor):
@@ -170,7 +168,7 @@ class IdealMotor(AbstractMotor):
     """
 
     def applied(self, platform, rotor_speed, u_cmd):
-        return u_cmd, jnp.zeros_like(rotor_speed)
+        return u_cmd, safe_sqrt(u_cmd), jnp.zeros_like(rotor_speed)
 
 
 class FirstOrderMotor(AbstractMotor):
@@ -195,7 +193,7 @@ class FirstOrderMotor(AbstractMotor):
 
     def applied(self, platform, rotor_speed, u_cmd):
         w_cmd = jnp.clip(safe_sqrt(u_cmd), platform.omega_min, platform.omega_max)
-        return rotor_speed**2, (w_cmd - rotor_speed) / self.time_constant
+        return rotor_speed**2, rotor_speed, (w_cmd - rotor_speed) / self.time_constant
 
 
 class AbstractServo(eqx.Module):
@@ -203,7 +201,11 @@ class AbstractServo(eqx.Module):
 
     @abc.abstractmethod
     def applied(self, current: Array, command: Array) -> tuple[Array, Array]:
-        """Return ``(angle_applied, angle_dot)`` for one angle set."""
+        """Return ``(angle_applied, angle_dot)`` [rad, rad/s] for one angle set.
+
+        ``current`` is the integrated servo state, ``command`` the commanded angle; a
+        servo without lag applies the command (zero rate), a lagged one applies its state.
+        """
 
 
 class IdealServo(AbstractServo):
@@ -324,13 +326,10 @@ def vehicle_derivative(
         alpha, alpha_dot = _tilt(platform, actuators, "alpha", state.alpha, None)
         beta, beta_dot = _tilt(platform, actuators, "beta", state.beta, None)
     else:
-        u, speed_dot = actuators.motor.applied(platform, state.rotor_speed, command.u)
-        speed = state.rotor_speed if isinstance(actuators.motor, FirstOrderMotor) else safe_sqrt(u)
+        u, speed, speed_dot = actuators.motor.applied(platform, state.rotor_speed, command.u)
         alpha, alpha_dot = _tilt(platform, actuators, "alpha", state.alpha, command.alpha)
         beta, beta_dot = _tilt(platform, actuators, "beta", state.beta, command.beta)
-        G = allocation_matrix(platform, alpha, beta)
-        w = G @ u
-        force_b, torque_b = w[:3], w[3:]
+        force_b, torque_b = wrench(platform, u, alpha, beta)
     p_dot, v_dot, R_dot, omega_dot = rigid_body_derivative(platform, state, force_b, torque_b, force_ext_w)
     d = VehicleState(p=p_dot, v=v_dot, R=R_dot, omega=omega_dot, rotor_speed=speed_dot, alpha=alpha_dot, beta=beta_dot)
     out = VehicleOutputs(accel=v_dot, angular_accel=omega_dot, u=u, rotor_speed=speed, force=force_b, torque=torque_b,

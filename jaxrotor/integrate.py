@@ -23,7 +23,28 @@ import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
 import numpy as np
 
-__all__ = ["Integrator", "integrate", "fixed_step_grid", "save_times"]
+__all__ = ["Integrator", "integrate", "fixed_step_grid", "save_times", "tolerances", "TOLERANCES"]
+
+#: Adaptive-step tolerances by floating-point type: ``(default rtol, default atol, floor rtol, floor atol)``.
+#: A tolerance below the floor of the state's type cannot be met (it is below the type's resolution)
+#: and is raised to the floor; ``None`` takes the default.
+TOLERANCES = {
+    "float64": (1e-9, 1e-11, 1e-13, 1e-15),
+    "float32": (1e-6, 1e-6, 1e-6, 1e-6),
+}
+
+
+def tolerances(integrator: "Integrator", dtype) -> tuple[float, float]:
+    """The ``(rtol, atol)`` an adaptive solve of a state of ``dtype`` uses (see :data:`TOLERANCES`).
+
+    ``rtol = max(integrator.rtol or default, floor)`` and likewise ``atol``: a float64
+    run uses what was asked (default ``1e-9``, ``1e-11``); a float32 run never asks for
+    less than its resolution allows (``rtol, atol >= 1e-6``).
+    """
+    d_rtol, d_atol, f_rtol, f_atol = TOLERANCES.get(str(np.dtype(dtype)), TOLERANCES["float32"])
+    rtol = d_rtol if integrator.rtol is None else max(float(integrator.rtol), f_rtol)
+    atol = d_atol if integrator.atol is None else max(float(integrator.atol), f_atol)
+    return rtol, atol
 
 
 class Integrator(eqx.Module):
@@ -33,7 +54,9 @@ class Integrator(eqx.Module):
         solver: a diffrax solver; default ``Tsit5`` (5th order, embedded error estimate).
         adaptive: adaptive step size (``True``) or a fixed step ``dt``.
         dt: the fixed step, or the first trial step when adaptive [s].
-        rtol, atol: relative and absolute tolerances of the adaptive controller.
+        rtol, atol: relative and absolute tolerances of the adaptive controller; ``None``
+            (default) follows the state's floating-point type, and a value below what the
+            type can resolve is raised to its floor (:func:`tolerances`, :data:`TOLERANCES`).
         max_steps: step budget of one solve (adaptive); a solve that needs more is
             reported as failed, never silently truncated.
     """
@@ -41,14 +64,14 @@ class Integrator(eqx.Module):
     solver: diffrax.AbstractSolver = diffrax.Tsit5()
     adaptive: bool = eqx.field(static=True, default=True)
     dt: float = eqx.field(static=True, default=1e-3)
-    rtol: float = eqx.field(static=True, default=1e-8)
-    atol: float = eqx.field(static=True, default=1e-10)
+    rtol: float | None = eqx.field(static=True, default=None)
+    atol: float | None = eqx.field(static=True, default=None)
     max_steps: int = eqx.field(static=True, default=200_000)
 
     def __check_init__(self):
         if not (self.dt > 0):
             raise ValueError(f"Integrator parameter `dt` = {self.dt!r} is invalid: the step must be > 0 s. Fix: pass e.g. 1e-3.")
-        if self.adaptive and not (self.rtol > 0 and self.atol > 0):
+        if self.adaptive and not ((self.rtol is None or self.rtol > 0) and (self.atol is None or self.atol > 0)):
             raise ValueError(
                 f"Integrator parameters `rtol` = {self.rtol!r}, `atol` = {self.atol!r} are invalid: tolerances must be "
                 "> 0. Fix: pass e.g. rtol=1e-8, atol=1e-10."
@@ -107,10 +130,10 @@ def integrate(vector_field, y0, t0: float, t1: float, *, args=None, integrator: 
         raise ValueError(f"integrate: the time span ({t0}, {t1}) is empty. Fix: pass t1 > t0.")
     ts = np.array([t0, t1]) if ts is None else np.asarray(ts, dtype=float)
     jumps = tuple(float(t) for t in jump_ts if t0 < float(t) < t1)
+    flat0, unravel = ravel_pytree(y0)
     if integrator.adaptive:
-        controller = diffrax.PIDController(
-            rtol=integrator.rtol, atol=integrator.atol, jump_ts=jnp.asarray(jumps) if jumps else None
-        )
+        rtol, atol = tolerances(integrator, flat0.dtype)
+        controller = diffrax.PIDController(rtol=rtol, atol=atol, jump_ts=jnp.asarray(jumps) if jumps else None)
         dt0 = integrator.dt
         max_steps = integrator.max_steps
     else:
@@ -120,7 +143,6 @@ def integrate(vector_field, y0, t0: float, t1: float, *, args=None, integrator: 
         max_steps = len(grid) - 1
     # Integrate one flat vector rather than the state pytree: diffrax then interpolates and saves a single
     # array per save time instead of one per leaf (measured: 2-3x faster for the 45 s use case).
-    flat0, unravel = ravel_pytree(y0)
 
     def flat_field(t, y, args):
         return ravel_pytree(vector_field(t, unravel(y), args))[0]

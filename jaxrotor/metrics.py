@@ -1,14 +1,18 @@
-"""Tracking and effort metrics of a :class:`~jaxrotor.trajectory.Trajectory` (eqs. 14-15, Table IV).
+"""Every metric of a flight, from its :class:`~jaxrotor.trajectory.Trajectory` (eqs. 14-15, Table IV).
+
+One place for each formula: the objectives of :mod:`jaxrotor.optimize.objectives`,
+``metrics.json`` (``jaxrotor simulate``), ``result.json`` (``jaxrotor tune`` /
+``optimize``) and the experiments all call the functions below, and
+:func:`flight_metrics` gathers them into one :class:`FlightMetrics`.
 
 * position error ``e_p = p_r - p`` (eq. 14), world frame [m];
-* orientation error ``e_R = 1/2 (R_r^T R - R^T R_r)^vee`` [rad]. The paper prints
-  ``e_R = 1/2 (R_r - R)^vee`` (eq. 15); ``R_r - R`` is not skew-symmetric, so its
-  ``vee`` is undefined. jaxrotor reads it as the geometric attitude error the
-  controller regulates (Lee et al.), which agrees with the skew part of
-  ``1/2 (R_r - R)`` to first order in the error angle for ``R_r = I``.
+* orientation error ``e_R = 1/2 (R_r^T R - R^T R_r)^vee`` [rad]
+  (:func:`jaxrotor.so3.attitude_error`, eq. 15 as read by jaxrotor).
 
-Every metric is a pure, differentiable function of the trajectory's arrays and
-works under ``vmap``. Means are over the (uniform) save grid, i.e. time averages.
+Naming: a key ending in ``_xyz`` is per component ``(3,)``; without it the same
+statistic of the Euclidean norm ``|e|`` (a scalar). Time means are trapezoidal
+over the save grid. Every function is pure, differentiable and NaN-safe at zero
+error, and works under ``vmap``.
 """
 
 from __future__ import annotations
@@ -16,9 +20,11 @@ from __future__ import annotations
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 
-from .control import attitude_error
+from .numerics import safe_norm, safe_sqrt, time_integral, time_mean
+from .so3 import attitude_error
 from .trajectory import Trajectory
 
 __all__ = [
@@ -27,10 +33,16 @@ __all__ = [
     "mae",
     "rmse",
     "max_abs",
-    "control_effort",
-    "power_proxy",
-    "TrackingMetrics",
-    "tracking_metrics",
+    "rms_norm",
+    "mean_norm",
+    "thrust_impulse",
+    "effort_ratio",
+    "rotor_power",
+    "reference_power",
+    "speed_margin",
+    "saturation_margin",
+    "FlightMetrics",
+    "flight_metrics",
 ]
 
 
@@ -45,13 +57,13 @@ def orientation_error(traj: Trajectory) -> Array:
 
 
 def mae(err: Array) -> Array:
-    """Mean absolute error per component over time: ``(T, k) -> (k,)`` (Table IV)."""
+    """Mean absolute error per component over the samples: ``(T, k) -> (k,)`` (Table IV)."""
     return jnp.mean(jnp.abs(err), axis=0)
 
 
 def rmse(err: Array) -> Array:
     """Root-mean-square error per component: ``(T, k) -> (k,)``."""
-    return jnp.sqrt(jnp.mean(err**2, axis=0))
+    return safe_sqrt(jnp.mean(err**2, axis=0))
 
 
 def max_abs(err: Array) -> Array:
@@ -59,60 +71,145 @@ def max_abs(err: Array) -> Array:
     return jnp.max(jnp.abs(err), axis=0)
 
 
-def _time_integral(t: Array, y: Array) -> Array:
-    dt = jnp.diff(t)
-    return jnp.sum(0.5 * (y[1:] + y[:-1]) * dt.reshape((-1,) + (1,) * (y.ndim - 1)), axis=0)
+def rms_norm(err: Array) -> Array:
+    """``sqrt(mean_t |e|^2)`` of a ``(T, k)`` error, a scalar (the RMSE of the error vector)."""
+    return safe_sqrt(jnp.mean(jnp.sum(err**2, axis=-1)))
 
 
-def control_effort(traj: Trajectory, c_f: Array) -> Array:
-    """Total rotor thrust impulse ``int sum_i c_f,i u_i dt`` [N s] (trapezoidal rule)."""
-    return _time_integral(traj.t, jnp.sum(traj.u * c_f, axis=-1))
+def mean_norm(err: Array) -> Array:
+    """``mean_t |e|`` of a ``(T, k)`` error, a scalar."""
+    return jnp.mean(safe_norm(err))
 
 
-def power_proxy(traj: Trajectory, c_tau: Array) -> Array:
-    """Aerodynamic energy proxy ``int sum_i c_tau,i |omega_i|^3 dt`` [J] (shaft power ``tau omega``)."""
-    return _time_integral(traj.t, jnp.sum(c_tau * jnp.abs(traj.rotor_speed) ** 3, axis=-1))
+def thrust_impulse(traj: Trajectory, c_f: Array) -> Array:
+    """Total rotor thrust impulse ``int sum_i c_f,i |u_i| dt`` [N s] (trapezoidal rule)."""
+    return time_integral(traj.t, jnp.sum(c_f * jnp.abs(traj.u), axis=-1))
 
 
-class TrackingMetrics(eqx.Module):
-    """Summary of one flight.
+def effort_ratio(traj: Trajectory, platform) -> Array:
+    """``mean_t sum_i c_f,i |u_i| / (m g)``: total rotor thrust over weight, time-averaged (dimensionless).
+
+    1 for a flat design in hover, ``1 / eta`` for a tilted one (``eta`` the hover efficiency).
+    """
+    return time_mean(traj.t, jnp.sum(platform.c_f * jnp.abs(traj.u), axis=-1)) / platform.weight
+
+
+def rotor_power(traj: Trajectory, c_tau: Array) -> Array:
+    """``(T,)`` aerodynamic power proxy ``sum_i c_tau,i |omega_i|^3`` [W] (shaft power ``tau_i omega_i``)."""
+    return jnp.sum(c_tau * jnp.abs(traj.rotor_speed) ** 3, axis=-1)
+
+
+def reference_power(platform) -> Array:
+    """``P_ref = sum_i c_tau,i (m g / sum_j c_f,j)^(3/2)`` [W]: hover power of the same rotors on a flat design."""
+    u_ref = platform.weight / jnp.sum(platform.c_f)
+    return jnp.sum(platform.c_tau) * u_ref**1.5
+
+
+def speed_margin(traj: Trajectory, platform) -> Array:
+    """``(T, n)`` headroom of each rotor speed to its nearer bound, as a fraction of ``omega_max - omega_min``.
+
+    ``m_i(t) = min(omega_i - omega_min,i, omega_max,i - omega_i) / (omega_max,i - omega_min,i)``:
+    0 at a bound, 0.5 mid-range; 1 for an unbounded rotor (``omega_max = inf``).
+    """
+    span = platform.omega_max - platform.omega_min
+    bounded = jnp.isfinite(span)
+    span_safe = jnp.where(bounded, span, 1.0)
+    w_max = jnp.where(bounded, platform.omega_max, 0.0)
+    w = traj.rotor_speed
+    margin = jnp.minimum(w - platform.omega_min, w_max - w) / span_safe
+    return jnp.where(bounded, margin, 1.0)
+
+
+def saturation_margin(traj: Trajectory, platform) -> Array:
+    """``min_{t,i} m_i(t)`` of :func:`speed_margin`: headroom of the busiest rotor (0 at a bound, 1 unbounded)."""
+    return jnp.min(speed_margin(traj, platform))
+
+
+class FlightMetrics(eqx.Module):
+    """Every metric of one flight (arrays; :meth:`to_dict` gives the JSON form used by every report).
 
     Attributes:
-        mae_position: ``(3,)`` [m]. mae_orientation: ``(3,)`` [rad].
-        rmse_position: ``(3,)`` [m]. rmse_orientation: ``(3,)`` [rad].
-        max_abs_position_error: ``(3,)`` [m]. max_abs_orientation_error: ``(3,)`` [rad].
-        effort: ``()`` thrust impulse [N s]. energy: ``()`` power proxy [J].
-        saturation_fraction: ``()`` share of samples with any rotor at a bound.
+        mae_position: ``()`` ``mean_t |e_p|`` [m]. mae_position_xyz: ``(3,)`` per axis [m] (Table IV).
+        rmse_position: ``()`` ``sqrt(mean_t |e_p|^2)`` [m]. rmse_position_xyz: ``(3,)`` [m].
+        max_position_error: ``()`` ``max_t |e_p|`` [m]. max_position_error_xyz: ``(3,)`` [m].
+        mae_orientation, rmse_orientation, max_orientation_error: ``()`` the same of ``e_R`` [rad];
+            ``*_xyz``: ``(3,)`` per axis [rad].
+        thrust_impulse: ``()`` ``int sum_i c_f,i |u_i| dt`` [N s].
+        effort_ratio: ``()`` mean total thrust over weight (dimensionless).
+        energy: ``()`` ``int sum_i c_tau,i |omega_i|^3 dt`` [J].
+        mean_power: ``()`` mean power proxy [W]. power_ratio: ``()`` ``mean_power / reference_power``.
+        saturation_fraction: ``()`` share of samples with any rotor command at a bound.
+        saturation_margin: ``()`` :func:`saturation_margin` (dimensionless).
         max_wrench_error: ``(6,)`` largest ``|achieved - requested|`` per wrench axis [N, N m].
-        diverged: ``()`` bool.
+        diverged: ``()`` bool (the trajectory's flag).
+        duration: ``()`` flown time [s]. num_steps: ``()`` accepted solver steps.
     """
 
     mae_position: Array
-    mae_orientation: Array
+    mae_position_xyz: Array
     rmse_position: Array
+    rmse_position_xyz: Array
+    max_position_error: Array
+    max_position_error_xyz: Array
+    mae_orientation: Array
+    mae_orientation_xyz: Array
     rmse_orientation: Array
-    max_abs_position_error: Array
-    max_abs_orientation_error: Array
-    effort: Array
+    rmse_orientation_xyz: Array
+    max_orientation_error: Array
+    max_orientation_error_xyz: Array
+    thrust_impulse: Array
+    effort_ratio: Array
     energy: Array
+    mean_power: Array
+    power_ratio: Array
     saturation_fraction: Array
+    saturation_margin: Array
     max_wrench_error: Array
     diverged: Array
+    duration: Array
+    num_steps: Array
+
+    def to_dict(self) -> dict:
+        """Plain Python (floats, lists, bools, ints): the JSON form shared by every report."""
+        out = {}
+        for name in self.__dataclass_fields__:
+            a = np.asarray(getattr(self, name))
+            if name == "diverged":
+                out[name] = bool(a)
+            elif name == "num_steps":
+                out[name] = int(a)
+            else:
+                out[name] = a.astype(float).tolist()
+        return out
 
 
-def tracking_metrics(traj: Trajectory, c_f: Array, c_tau: Array) -> TrackingMetrics:
-    """All metrics of one flight (``c_f``, ``c_tau``: the platform's ``(n,)`` coefficients)."""
+def flight_metrics(traj: Trajectory, platform) -> FlightMetrics:
+    """All metrics of one flight of ``platform`` (see :class:`FlightMetrics` for the formulas and units)."""
     e_p, e_R = position_error(traj), orientation_error(traj)
-    return TrackingMetrics(
-        mae_position=mae(e_p),
-        mae_orientation=mae(e_R),
-        rmse_position=rmse(e_p),
-        rmse_orientation=rmse(e_R),
-        max_abs_position_error=max_abs(e_p),
-        max_abs_orientation_error=max_abs(e_R),
-        effort=control_effort(traj, c_f),
-        energy=power_proxy(traj, c_tau),
-        saturation_fraction=jnp.mean(jnp.any(traj.saturated, axis=-1)),
+    power = rotor_power(traj, platform.c_tau)
+    mean_power = time_mean(traj.t, power)
+    return FlightMetrics(
+        mae_position=mean_norm(e_p),
+        mae_position_xyz=mae(e_p),
+        rmse_position=rms_norm(e_p),
+        rmse_position_xyz=rmse(e_p),
+        max_position_error=jnp.max(safe_norm(e_p)),
+        max_position_error_xyz=max_abs(e_p),
+        mae_orientation=mean_norm(e_R),
+        mae_orientation_xyz=mae(e_R),
+        rmse_orientation=rms_norm(e_R),
+        rmse_orientation_xyz=rmse(e_R),
+        max_orientation_error=jnp.max(safe_norm(e_R)),
+        max_orientation_error_xyz=max_abs(e_R),
+        thrust_impulse=thrust_impulse(traj, platform.c_f),
+        effort_ratio=effort_ratio(traj, platform),
+        energy=time_integral(traj.t, power),
+        mean_power=mean_power,
+        power_ratio=mean_power / reference_power(platform),
+        saturation_fraction=jnp.mean(jnp.any(traj.saturated, axis=-1).astype(traj.t.dtype)),
+        saturation_margin=saturation_margin(traj, platform),
         max_wrench_error=max_abs(traj.wrench_error),
         diverged=traj.diverged,
+        duration=traj.t[-1] - traj.t[0],
+        num_steps=traj.num_steps,
     )

@@ -15,6 +15,7 @@ from jax import Array
 from jax.typing import ArrayLike
 
 __all__ = [
+    "attitude_error",
     "hat",
     "vee",
     "rot_x",
@@ -228,3 +229,15 @@ def project(R: ArrayLike) -> Array:
     U, _, Vt = jnp.linalg.svd(jnp.asarray(R))
     D = jnp.diag(jnp.array([1.0, 1.0, jnp.linalg.det(U @ Vt)], dtype=U.dtype))
     return U @ D @ Vt
+
+
+def attitude_error(R: ArrayLike, R_r: ArrayLike) -> Array:
+    """Geometric attitude error ``e_R = 1/2 (R_r^T R - R^T R_r)^vee`` ``(3,)`` [rad, small-angle], body frame.
+
+    The paper prints eq. (15) as ``1/2 (R_r - R)^vee``; ``R_r - R`` is not
+    skew-symmetric, so jaxrotor reads it as Lee's error above, which the geometric
+    SE(3) controller regulates and which equals the printed one to first order.
+    For a rotation by ``theta`` about a unit axis ``a``: ``e_R = sin(theta) a``.
+    """
+    E = jnp.swapaxes(jnp.asarray(R_r), -1, -2) @ jnp.asarray(R)
+    return 0.5 * vee(E - jnp.swapaxes(E, -1, -2))

@@ -71,18 +71,20 @@ class Trajectory(eqx.Module):
         return self.p_ref - self.p
 
 
-def divergence_flag(p, v, omega, solver_ok, max_position: float, max_speed: float, max_rate: float) -> Array:
+def divergence_flag(p, v, omega, solver_ok, limits) -> Array:
     """True if any sample is non-finite or beyond the runaway limits, or the solver failed.
 
     Args:
-        p, v, omega: ``(T, 3)`` time series.
+        p, v, omega: ``(T, 3)`` time series (world position [m], world velocity [m/s], body rate [rad/s]).
         solver_ok: ``()`` bool from the diffrax result.
-        max_position [m], max_speed [m/s], max_rate [rad/s]: runaway limits.
+        limits: a :class:`~jaxrotor.flight.DivergenceLimits`: a sample with ``|p| > max_position``,
+            ``|v| > max_speed`` or ``|omega| > max_rate`` (Euclidean norms) counts as runaway.
     """
+    def norm_max(x):
+        finite = jnp.all(jnp.isfinite(x), axis=-1)
+        return jnp.max(jnp.where(finite, jnp.sqrt(jnp.sum(jnp.where(finite[..., None], x, 0.0) ** 2, axis=-1)), 0.0))
+
     finite = jnp.all(jnp.isfinite(p)) & jnp.all(jnp.isfinite(v)) & jnp.all(jnp.isfinite(omega))
-    bounded = (
-        (jnp.max(jnp.abs(jnp.where(jnp.isfinite(p), p, 0.0))) <= max_position)
-        & (jnp.max(jnp.abs(jnp.where(jnp.isfinite(v), v, 0.0))) <= max_speed)
-        & (jnp.max(jnp.abs(jnp.where(jnp.isfinite(omega), omega, 0.0))) <= max_rate)
-    )
+    bounded = ((norm_max(p) <= limits.max_position) & (norm_max(v) <= limits.max_speed)
+               & (norm_max(omega) <= limits.max_rate))
     return ~(finite & bounded & solver_ok)

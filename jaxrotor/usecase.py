@@ -1,4 +1,4 @@
-"""The paper's use case end to end: fly a :class:`~jaxrotor.config.FlightSpec`, report, draw.
+"""The paper's use case end to end: fly a :class:`~jaxrotor.io.config.FlightSpec`, report, draw.
 
 :func:`paper_reproduction_spec` and :func:`paper_realistic_spec` build the two
 configurations of the RotorSuite use case in code (they equal
@@ -18,7 +18,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from .config import FlightSpec
+from .io.config import FlightSpec
 
 __all__ = [
     "PAPER_TABLE_IV",
@@ -62,7 +62,7 @@ def paper_realistic_spec() -> FlightSpec:
     from .allocators import Clip
     from .control import FullyActuatedSE3
     from .dynamics import Actuators, FirstOrderMotor
-    from .presets import paper_hexarotor
+    from .design.presets import paper_hexarotor
 
     return _spec("paper_realistic", paper_hexarotor(), FullyActuatedSE3(), Clip(), Actuators(motor=FirstOrderMotor(0.03)))
 
@@ -73,7 +73,7 @@ def paper_reproduction_spec(with_comparison: bool = True) -> FlightSpec:
     from .allocators import PseudoInverse
     from .control import FullyActuatedSE3
     from .dynamics import Actuators
-    from .presets import paper_hexarotor
+    from .design.presets import paper_hexarotor
 
     return _spec("paper_reproduction", paper_hexarotor(), FullyActuatedSE3(), PseudoInverse(), Actuators(),
                  compare=paper_realistic_spec() if with_comparison else None)
@@ -154,7 +154,7 @@ def run(spec: FlightSpec, out_dir: str | Path | None = None, progress: bool = Tr
     """
     from tqdm.auto import tqdm
 
-    from . import plotting
+    from .io import plotting
 
     out = Path(out_dir) if out_dir is not None else Path("jaxrotor-out") / spec.name
     out.mkdir(parents=True, exist_ok=True)

@@ -12,8 +12,8 @@ from scipy.optimize import linprog
 
 from jaxrotor import analysis, presets
 from jaxrotor.allocation import force_matrix, moment_matrix
-from jaxrotor.layouts import coaxial_layout, h_layout, x_layout
-from jaxrotor.platform import explicit_platform, star_platform
+from jaxrotor.design.layouts import coaxial_layout, h_layout, x_layout
+from jaxrotor.design.platform import explicit_platform, star_platform
 
 CF, CT = 3.799e-05, 1.163e-06
 

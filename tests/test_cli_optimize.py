@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from jaxrotor import config as cfg
+from jaxrotor.io import config as cfg
 from jaxrotor import optimize as op
 from jaxrotor.cli import main
 

@@ -9,7 +9,8 @@ import pytest
 import jaxrotor as jr
 from jaxrotor import presets, so3
 from jaxrotor.allocators import Clip, PseudoInverse, TorquePriority, prepare_allocation
-from jaxrotor.control import FullyActuatedSE3, UnderactuatedSE3, attitude_error
+from jaxrotor.control import FullyActuatedSE3, UnderactuatedSE3
+from jaxrotor.so3 import attitude_error
 from jaxrotor.metrics import mae, max_abs, orientation_error, position_error, tracking_metrics
 from jaxrotor.reference import Circle, FigureEight, Hover, Sequence, Transfer, paper_maneuver
 from jaxrotor.simulate import simulate

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from jaxrotor import config as cfg
+from jaxrotor.io import config as cfg
 from jaxrotor.cli import main
 from jaxrotor.usecase import paper_realistic_spec, paper_reproduction_spec
 

@@ -22,7 +22,7 @@ import pytest
 from jax.flatten_util import ravel_pytree
 
 import jaxrotor as jr
-from jaxrotor import objectives as ob
+from jaxrotor.optimize import objectives as ob
 from jaxrotor import optimize as op
 from jaxrotor.reference import FigureEight, Hover, Sequence
 

@@ -7,7 +7,7 @@ import pytest
 
 from jaxrotor import analysis, presets
 from jaxrotor.allocation import force_matrix, moment_matrix
-from jaxrotor.layouts import (
+from jaxrotor.design.layouts import (
     coaxial_layout,
     h_layout,
     hex_s550,
@@ -17,7 +17,7 @@ from jaxrotor.layouts import (
     racing_250,
     x_layout,
 )
-from jaxrotor.platform import rotor_axes, rotor_positions
+from jaxrotor.design.platform import rotor_axes, rotor_positions
 
 CF, CT = 1.0e-5, 1.6e-7
 KW = dict(mass=1.5, c_f=CF, c_tau=CT, hub_mass=0.08, omega_max=800.0)

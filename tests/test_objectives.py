@@ -10,7 +10,7 @@ import pytest
 
 import jaxrotor as jr
 from jaxrotor import analysis
-from jaxrotor import objectives as ob
+from jaxrotor.optimize import objectives as ob
 from jaxrotor import optimize as op
 from jaxrotor.reference import Hover
 

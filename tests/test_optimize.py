@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import jaxrotor as jr
-from jaxrotor import objectives as ob
+from jaxrotor.optimize import objectives as ob
 from jaxrotor import optimize as op
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,7 +8,7 @@ import pytest
 
 import jaxrotor as jr
 from jaxrotor import presets
-from jaxrotor.platform import _rotor_axis_reference, per_rotor_angles
+from jaxrotor.design.platform import _rotor_axis_reference, per_rotor_angles
 
 RNG = np.random.default_rng(7)
 KW = dict(mass=1.2, c_f=1e-5, c_tau=2e-7, inertia=[0.01, 0.012, 0.02])

@@ -6,8 +6,8 @@ JSON object on stdout (the keys of :meth:`~jaxrotor.analysis.ActuationReport.to_
 ``null`` for a value that is infinite or undefined). With neither a CONFIG nor a
 preset it analyses the paper's use-case hexarotor (``paper_hexarotor``). CONFIG
 is a TOML file whose ``[platform]`` table names a ``preset`` or gives the
-:func:`~jaxrotor.platform.star_platform` parameters
-(:func:`jaxrotor.layouts.platform_from_table`). ``--out DIR`` also writes a 3D
+:func:`~jaxrotor.design.platform.star_platform` parameters
+(:func:`jaxrotor.io.platform_table.platform_from_table`). ``--out DIR`` also writes a 3D
 drawing of the design and a picture of its force sets (PNG).
 
 JAX is imported inside the commands, so ``jaxrotor --help`` answers at once.
@@ -28,7 +28,7 @@ DEFAULT_PRESET = "paper_hexarotor"
 def _load_config(path: Path):
     import tomllib
 
-    from ..layouts import platform_from_table
+    from ..io.platform_table import platform_from_table
 
     try:
         with open(path, "rb") as fh:
@@ -138,7 +138,8 @@ def analyze(config: Path | None, preset: str | None, as_json: bool, out: Path | 
     import jax
 
     jax.config.update("jax_enable_x64", True)  # exact reports are float64 (ranks, LPs)
-    from .. import analysis, presets
+    from .. import analysis
+    from ..design import presets
 
     if config is not None:
         platform = _load_config(config)
@@ -154,7 +155,7 @@ def analyze(config: Path | None, preset: str | None, as_json: bool, out: Path | 
     else:
         click.echo(format_report(report))
     if out is not None:
-        from ..design_plot import save_figures
+        from ..io.design_plot import save_figures
 
         paths = save_figures(platform, out, report=report)
         for p in paths:
@@ -167,7 +168,7 @@ def presets() -> None:
     import jax
 
     jax.config.update("jax_enable_x64", True)
-    from .. import presets as _presets
+    from ..design import presets as _presets
 
     rows = []
     for name in _presets.names():

@@ -36,7 +36,7 @@ def _run(kind: str, config: str, out_dir, iterations, fresh: bool, no_progress: 
     import jax
 
     jax.config.update("jax_enable_x64", not float32)
-    from .. import config as cfg
+    from ..io import config as cfg
     from .. import optimize as op
 
     try:

@@ -24,7 +24,7 @@ def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32
     import jax
 
     jax.config.update("jax_enable_x64", not float32)
-    from .. import config as cfg
+    from ..io import config as cfg
     from .. import usecase
 
     try:

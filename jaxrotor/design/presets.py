@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from .layouts import hex_s550, octo_x8, racing_250
 from .platform import Platform, star_platform
 
 __all__ = ["paper_hexarotor", "cs_4r", "cs_a0_ted_6r", "get", "names", "describe", "PRESETS", "register"]
@@ -100,6 +101,9 @@ PRESETS: dict[str, Callable[[], Platform]] = {
     "paper_hexarotor_physics": lambda: paper_hexarotor("physics"),
     "cs_4r": cs_4r,
     "cs_a0_ted_6r": cs_a0_ted_6r,
+    "hex_s550": hex_s550,
+    "octo_x8": octo_x8,
+    "racing_250": racing_250,
 }
 
 _DESCRIPTIONS: dict[str, str] = {
@@ -107,6 +111,9 @@ _DESCRIPTIONS: dict[str, str] = {
     "paper_hexarotor_physics": "RotorSuite use case, Table II with the physics-based inertia J^p",
     "cs_4r": "flat star quadrotor (paper example CS_4R)",
     "cs_a0_ted_6r": "cant-tilted hexarotor (paper example CS_α0-Ted_6R)",
+    "hex_s550": "flat hexa-X, 1.8 kg, 275 mm arm, T/W 3 (HEX_S550)",
+    "octo_x8": "coaxial X8, 4.5 kg, 350 mm arm, lower rotors 85 %, T/W 2.6 (OCTO_X8)",
+    "racing_250": "250-class racing quad-X, 0.55 kg, 125 mm arm, T/W 6",
 }
 
 
@@ -133,7 +140,3 @@ def get(name: str) -> Platform:
     except KeyError:
         raise ValueError(f"Unknown preset {name!r}. Fix: use one of {', '.join(PRESETS)}.") from None
 
-
-# The layout presets of seeds/002 (hex_s550, octo_x8, racing_250) register themselves
-# when jaxrotor.layouts is imported; import it last so `register` exists by then.
-from . import layouts as _layouts  # noqa: E402,F401

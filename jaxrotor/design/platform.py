@@ -25,8 +25,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
-from . import so3
-from ._util import as_float as _float
+from .. import so3
+from .._util import as_float as _float
 
 __all__ = [
     "Platform",
@@ -38,13 +38,15 @@ __all__ = [
     "per_rotor_angles",
     "class_label",
     "TILT_ANGLES",
+    "is_concrete",
 ]
 
 TILT_ANGLES = ("alpha", "beta")
 _HALF_PI = math.pi / 2
 
 
-def _is_concrete(*xs) -> bool:
+def is_concrete(*xs) -> bool:
+    """Whether no leaf of ``xs`` is a JAX tracer (i.e. the values can be checked eagerly)."""
     return not any(isinstance(leaf, jax.core.Tracer) for x in xs for leaf in jax.tree_util.tree_leaves(x))
 
 
@@ -58,7 +60,7 @@ class Platform(eqx.Module):
     """A multirotor design: rotor geometry, rotor coefficients and rigid-body properties.
 
     Build one with :func:`star_platform`, :func:`explicit_platform` or a preset
-    (:mod:`jaxrotor.presets`) rather than by hand. All array fields are leaves
+    (:mod:`jaxrotor.design.presets`) rather than by hand. All array fields are leaves
     (differentiable, vmappable); ``tilting`` and ``name`` are static.
 
     Attributes:
@@ -195,7 +197,7 @@ def _validate(p: Platform) -> None:
 
     leaves = [p.arm_length, p.gamma, p.delta, p.alpha, p.beta, p.alpha_sign, p.beta_sign, p.positions, p.axes,
               p.c_f, p.c_tau, p.kappa, p.mass, p.inertia, p.gravity, p.omega_min, p.omega_max]
-    if not _is_concrete(leaves):
+    if not is_concrete(leaves):
         return  # values are checked on concrete platforms only (construction outside jit/vmap)
 
     def f(x):

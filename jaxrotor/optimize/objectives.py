@@ -70,9 +70,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
-from ._util import as_float
-from .dynamics import safe_sqrt
-from .metrics import orientation_error, position_error
+from .._util import as_float
+from ..dynamics import safe_sqrt
+from ..metrics import orientation_error, position_error
 
 __all__ = [
     "AbstractTerm",
@@ -515,7 +515,7 @@ class Conditioning(_DesignTerm):
 
     def measure(self, design, traj=None):
         """``()`` dimensionless (>= 1, or >= 0 as a log)."""
-        from .analysis import condition_number
+        from ..analysis import condition_number
 
         k = condition_number(design.platform)
         return jnp.log(k) if self.log else k
@@ -533,7 +533,7 @@ class HoverEfficiency(_DesignTerm):
 
     def measure(self, design, traj=None):
         """``()`` in ``(0, 1]``."""
-        from .analysis import hover_efficiency
+        from ..analysis import hover_efficiency
 
         return hover_efficiency(design.platform)
 
@@ -564,7 +564,7 @@ class LateralCapability(_DesignTerm):
 
     def measure(self, design, traj=None):
         """``()`` capability / (m g), dimensionless."""
-        from .analysis import smooth_lateral_force_capability
+        from ..analysis import smooth_lateral_force_capability
 
         c = smooth_lateral_force_capability(design.platform, n_directions=self.n_directions,
                                             temperature=self.temperature)
@@ -660,7 +660,7 @@ def rotor_loss_margin(
     Returns:
         ``()`` dimensionless margin (``<= 1``; ``1`` when equal inputs give zero moment).
     """
-    from .analysis import scaled_allocation_matrix
+    from ..analysis import scaled_allocation_matrix
 
     Gs = scaled_allocation_matrix(platform, alpha, beta)
     n = Gs.shape[1]

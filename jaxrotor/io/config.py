@@ -142,7 +142,7 @@ class _Table:
 
 
 def _controller(t: _Table):
-    from .control import GAIN_NAMES, FullyActuatedSE3, UnderactuatedSE3
+    from ..control import GAIN_NAMES, FullyActuatedSE3, UnderactuatedSE3
 
     kind = t.choice("kind", ("fully_actuated", "underactuated"), "fully_actuated")
     gains = {}
@@ -159,7 +159,7 @@ def _controller(t: _Table):
 
 
 def _allocator(t: _Table):
-    from .allocators import Clip, PseudoInverse, TorquePriority
+    from ..allocators import Clip, PseudoInverse, TorquePriority
 
     kind = t.choice("kind", ("pseudo_inverse", "clip", "torque_priority"), "pseudo_inverse")
     t.check_unknown()
@@ -167,7 +167,7 @@ def _allocator(t: _Table):
 
 
 def _actuators(t: _Table):
-    from .dynamics import Actuators, FirstOrderMotor, FirstOrderServo, IdealMotor, IdealServo
+    from ..dynamics import Actuators, FirstOrderMotor, FirstOrderServo, IdealMotor, IdealServo
 
     motor_kind = t.choice("motor", ("ideal", "first_order"), "ideal")
     if motor_kind == "first_order":
@@ -185,7 +185,7 @@ def _actuators(t: _Table):
 
 
 def _reference(t: _Table):
-    from . import reference as R
+    from .. import reference as R
 
     kind = t.choice("kind", ("paper_maneuver", "figure_eight", "circle", "hover"))
     if kind == "paper_maneuver":
@@ -213,7 +213,7 @@ def _reference(t: _Table):
 def _solver(t: _Table):
     import diffrax
 
-    from .integrate import Integrator
+    from ..integrate import Integrator
 
     method = t.choice("method", SOLVERS, "tsit5")
     solver = {"tsit5": diffrax.Tsit5, "dopri5": diffrax.Dopri5, "dopri8": diffrax.Dopri8, "heun": diffrax.Heun,
@@ -230,7 +230,7 @@ def _solver(t: _Table):
 
 def from_dict(data: dict, source: str = "<dict>", base_dir: Path | None = None) -> FlightSpec:
     """Build a :class:`FlightSpec` from a parsed TOML mapping (see the module docstring)."""
-    from .layouts import platform_from_table
+    from .platform_table import platform_from_table
 
     top = _Table(data, source, "")
     name = top.get("name", str, Path(source).stem if source.endswith(".toml") else "flight")

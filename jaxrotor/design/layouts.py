@@ -1,6 +1,6 @@
-"""Layout builders (x, plus, H, coaxial), the ``seeds/002`` presets, and ``[platform]`` tables.
+"""Layout builders (x, plus, H, coaxial), the ``seeds/002`` presets, .
 
-Builders return an ordinary :class:`~jaxrotor.platform.Platform`:
+Builders return an ordinary :class:`~jaxrotor.design.platform.Platform`:
 
 ============================  =====================================================
 ``x_layout(n, arm)``          even ring, first rotor half a sector off the tail
@@ -18,7 +18,7 @@ as the X-frame of ``seeds/002``: rear-left CCW, rear-right CW, front-right CCW,
 front-left CW. Rotor counts must be even and at least four: an odd ring cannot
 alternate spin directions all the way round.
 
-Presets registered here (values chosen by jaxrotor where ``seeds/002`` gives none;
+Presets defined here (registered by :mod:`jaxrotor.design.presets`) (values chosen by jaxrotor where ``seeds/002`` gives none;
 inertia from lumped parts, point masses at the hubs plus a central disc, so
 ``I_zz ~ 2 I_xx`` comes out of the layout):
 
@@ -31,9 +31,6 @@ inertia from lumped parts, point masses at the hubs plus a central disc, so
 * ``racing_250``: 250-class racing quad-X, 0.55 kg, 125 mm arm, nominal
   thrust-to-weight 6, ``c_f = 1e-6 N s^2``, ``c_tau / c_f = 12 mm``, 40 g hubs.
 
-:func:`platform_from_table` builds a platform from the ``[platform]`` table of a
-TOML configuration (a preset name, or the keyword arguments of
-:func:`~jaxrotor.platform.star_platform`).
 """
 
 from __future__ import annotations
@@ -44,7 +41,6 @@ from typing import Any
 
 import numpy as np
 
-from . import presets as _presets
 from .platform import Platform, explicit_platform, rotor_axes, rotor_positions, star_platform
 
 __all__ = [
@@ -56,8 +52,6 @@ __all__ = [
     "hex_s550",
     "octo_x8",
     "racing_250",
-    "platform_from_table",
-    "PLATFORM_KEYS",
 ]
 
 
@@ -87,7 +81,7 @@ def x_layout(n: int, arm_length: float, **platform_kwargs) -> Platform:
     Args:
         n: even rotor count ``>= 4``.
         arm_length: hub distance from the centre of mass [m].
-        **platform_kwargs: keyword arguments of :func:`~jaxrotor.platform.star_platform`
+        **platform_kwargs: keyword arguments of :func:`~jaxrotor.design.platform.star_platform`
             (``mass``, ``c_f``, ``c_tau`` required; ``kappa``, ``alpha``/``beta`` tilts,
             ``inertia`` or ``hub_mass``, ``omega_max``, ``name``, ...), except ``gamma``.
 
@@ -132,7 +126,7 @@ def h_layout(n: int, length: float, width: float, **platform_kwargs) -> Platform
         n: even rotor count ``>= 4``.
         length: fore-aft extent of a rail [m] (> 0).
         width: distance between the rails [m] (> 0).
-        **platform_kwargs: keyword arguments of :func:`~jaxrotor.platform.explicit_platform`
+        **platform_kwargs: keyword arguments of :func:`~jaxrotor.design.platform.explicit_platform`
             (``mass``, ``c_f``, ``c_tau`` required; ``kappa`` to override the spin pattern,
             ``inertia`` or ``hub_mass``, ``omega_max``, ``name``, ...), except ``axes``.
 
@@ -190,7 +184,7 @@ def coaxial_layout(
         inertia: ``(3, 3)`` or diagonal inertia [kg m^2]; default from ``hub_mass`` if
             given (lumped parts), else ``base.inertia``.
         hub_mass, body_radius, body_height: lumped-inertia parts (see
-            :func:`~jaxrotor.platform.lumped_inertia`).
+            :func:`~jaxrotor.design.platform.lumped_inertia`).
         gravity: ``g`` [m/s^2]; default ``base.gravity``.
         name: default ``base.name + "_coax"``.
 
@@ -292,147 +286,3 @@ def racing_250() -> Platform:
         4, 0.125, mass=mass, c_f=c_f, c_tau=0.012 * c_f, hub_mass=0.04, body_radius=0.05,
         omega_max=omega_max_for_thrust_to_weight(mass, 4 * c_f, 6.0), name="racing_250",
     )
-
-
-_presets.register("hex_s550", hex_s550, "flat hexa-X, 1.8 kg, 275 mm arm, T/W 3 (seeds/002 HEX_S550)")
-_presets.register("octo_x8", octo_x8, "coaxial X8, 4.5 kg, 350 mm arm, lower rotors 85 %, T/W 2.6 (seeds/002 OCTO_X8)")
-_presets.register("racing_250", racing_250, "250-class racing quad-X, 0.55 kg, 125 mm arm, T/W 6")
-
-
-# --------------------------------------------------------------------------- [platform] tables
-
-_NUMBER = "a number"
-_NUMBERS = "a number or a list of numbers"
-_LIST = "a list of numbers"
-
-#: Keys accepted in a ``[platform]`` table besides ``preset``, with the value kind expected.
-PLATFORM_KEYS: dict[str, str] = {
-    "n": "an integer >= 1",
-    "arm_length": _NUMBER,
-    "mass": _NUMBER,
-    "c_f": _NUMBERS,
-    "c_tau": _NUMBERS,
-    "kappa": _NUMBERS,
-    "alpha": _NUMBERS,
-    "beta": _NUMBERS,
-    "alpha_sign": _NUMBERS,
-    "beta_sign": _NUMBERS,
-    "delta": _NUMBERS,
-    "gamma": _LIST,
-    "inertia": "a list of 3 numbers (diagonal) or a 3x3 list of lists",
-    "hub_mass": _NUMBER,
-    "body_radius": _NUMBER,
-    "body_height": _NUMBER,
-    "gravity": _NUMBER,
-    "omega_min": _NUMBERS,
-    "omega_max": _NUMBERS,
-    "tilting": 'a list of angle names, a subset of ["alpha", "beta"]',
-    "name": "a string",
-}
-_REQUIRED = ("n", "arm_length", "mass", "c_f", "c_tau")
-
-
-def _is_num(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _is_nums(v) -> bool:
-    return isinstance(v, list) and len(v) > 0 and all(_is_num(x) for x in v)
-
-
-def _kind_ok(key: str, v) -> bool:
-    kind = PLATFORM_KEYS[key]
-    if key == "n":
-        return isinstance(v, int) and not isinstance(v, bool) and v >= 1
-    if kind == _NUMBER:
-        return _is_num(v)
-    if kind == _NUMBERS:
-        return _is_num(v) or _is_nums(v)
-    if kind == _LIST:
-        return _is_nums(v)
-    if key == "inertia":
-        return (_is_nums(v) and len(v) == 3) or (
-            isinstance(v, list) and len(v) == 3 and all(_is_nums(r) and len(r) == 3 for r in v))
-    if key == "tilting":
-        return isinstance(v, list) and all(isinstance(x, str) for x in v)
-    if key == "name":
-        return isinstance(v, str)
-    return True  # pragma: no cover
-
-
-def platform_from_table(table: Mapping[str, Any], source: str) -> Platform:
-    """Build a platform from the ``[platform]`` table of a TOML configuration.
-
-    Either ``preset = "name"`` (alone; see :func:`jaxrotor.presets.names`) or the keyword
-    arguments of :func:`~jaxrotor.platform.star_platform`: required ``n``,
-    ``arm_length`` [m], ``mass`` [kg], ``c_f`` [N s^2/rad^2], ``c_tau`` [N m s^2/rad^2],
-    and ``inertia`` [kg m^2] or ``hub_mass`` [kg]; optional ``kappa``, ``alpha``,
-    ``beta``, ``alpha_sign``, ``beta_sign``, ``delta``, ``gamma`` [rad], ``body_radius``,
-    ``body_height`` [m], ``gravity`` [m/s^2], ``omega_min``, ``omega_max`` [rad/s]
-    (TOML ``inf`` for no limit), ``tilting``, ``name``. Angles are in radians.
-
-    Example::
-
-        [platform]
-        n = 6
-        arm_length = 0.385
-        mass = 3.5
-        c_f = 3.799e-5
-        c_tau = 1.163e-6
-        alpha = 0.436   # alpha_0, with the default sign pattern (-1)^i
-        beta = 0.175
-        inertia = [0.155, 0.147, 0.251]
-        omega_max = 700.0
-
-    Args:
-        table: the parsed ``[platform]`` table (a dict).
-        source: where it came from (a file name), quoted in error messages.
-
-    Returns:
-        a validated :class:`Platform`.
-
-    Raises:
-        ValueError: naming the file, the key, the bad value and the fix.
-    """
-    where = f"{source}: [platform]"
-    if not isinstance(table, Mapping):
-        raise ValueError(f"{where} must be a table, got {type(table).__name__} {table!r}. "
-                         "Fix: write a [platform] section with `preset = \"name\"` or the platform parameters.")
-    if "preset" in table:
-        preset = table["preset"]
-        others = sorted(k for k in table if k != "preset")
-        if others:
-            raise ValueError(f"{where} key `preset` = {preset!r} cannot be combined with {', '.join(others)}. "
-                             "Fix: either name a preset alone, or drop `preset` and give every parameter.")
-        if not isinstance(preset, str) or preset not in _presets.names():
-            raise ValueError(f"{where} key `preset` = {preset!r} is not a preset name. "
-                             f"Fix: use one of {', '.join(_presets.names())} (see `jaxrotor presets`).")
-        return _presets.get(preset)
-    unknown = sorted(k for k in table if k not in PLATFORM_KEYS)
-    if unknown:
-        raise ValueError(f"{where} has unknown key(s) {', '.join(f'`{k}`' for k in unknown)} "
-                         f"(value {table[unknown[0]]!r}). Fix: use `preset` or the keys "
-                         f"{', '.join(PLATFORM_KEYS)}; check the spelling.")
-    missing = [k for k in _REQUIRED if k not in table]
-    if missing:
-        raise ValueError(f"{where} is missing the required key(s) {', '.join(f'`{k}`' for k in missing)}. "
-                         f"Fix: add them (n, arm_length [m], mass [kg], c_f [N s^2/rad^2], c_tau [N m s^2/rad^2]) "
-                         "or use `preset = \"name\"`.")
-    for key, v in table.items():
-        if not _kind_ok(key, v):
-            raise ValueError(f"{where} key `{key}` = {v!r} is invalid: expected {PLATFORM_KEYS[key]}. "
-                             f"Fix: write `{key}` as {PLATFORM_KEYS[key]}.")
-    if "inertia" not in table and "hub_mass" not in table:
-        raise ValueError(f"{where} gives neither `inertia` nor `hub_mass`. Fix: add `inertia = [Jxx, Jyy, Jzz]` "
-                         "[kg m^2] or `hub_mass = ...` [kg] to build the inertia from lumped parts.")
-    kwargs = dict(table)
-    n = kwargs.pop("n")
-    arm = kwargs.pop("arm_length")
-    if "tilting" in kwargs:
-        kwargs["tilting"] = tuple(kwargs["tilting"])
-    kwargs.setdefault("name", str(source).rsplit("/", 1)[-1].rsplit(".", 1)[0] or "platform")
-    try:
-        return star_platform(n, arm, **kwargs)
-    except ValueError as err:
-        raise ValueError(f"{where}: {err}") from None
-

@@ -24,8 +24,8 @@ from matplotlib.patches import Patch
 from mpl_toolkits.mplot3d import Axes3D  # noqa: F401  (registers the 3d projection)
 from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
-from . import analysis
-from .platform import Platform, rotor_axes, rotor_positions
+from .. import analysis
+from ..design.platform import Platform, rotor_axes, rotor_positions
 
 __all__ = ["draw_design", "draw_force_sets", "save_figures", "SPIN_COLORS"]
 

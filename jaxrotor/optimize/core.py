@@ -57,12 +57,13 @@ import numpy as np
 from jax import Array
 
 from . import objectives as ob
-from ._util import as_float as _f
-from ._util import to_jsonable
-from .allocators import AbstractAllocator, PseudoInverse
-from .dynamics import Actuators
-from .integrate import Integrator
-from .simulate import DivergenceLimits, simulate
+from .._util import as_float as _f
+from .._util import to_jsonable
+from ..allocators import AbstractAllocator, PseudoInverse
+from ..dynamics import Actuators
+from ..integrate import Integrator
+from ..flight import DivergenceLimits
+from ..simulate import simulate
 
 __all__ = [
     "Design",
@@ -107,7 +108,7 @@ class Design(eqx.Module):
     """The differentiable parts of a closed-loop flight.
 
     Attributes:
-        platform: the :class:`~jaxrotor.platform.Platform` (geometry, rotors, mass, inertia).
+        platform: the :class:`~jaxrotor.design.platform.Platform` (geometry, rotors, mass, inertia).
         controller: e.g. :class:`~jaxrotor.control.FullyActuatedSE3` (18 gain leaves).
         actuators: :class:`~jaxrotor.dynamics.Actuators` (``motor.time_constant`` for a lagged motor).
     """
@@ -450,7 +451,7 @@ class DesignProblem(eqx.Module):
     Attributes:
         design: the base (initial) :class:`Design`; unselected leaves stay fixed.
         parameters: the :class:`Parameters` selection and bounds.
-        objective: an :class:`~jaxrotor.objectives.AbstractTerm` (lower is better).
+        objective: an :class:`~jaxrotor.optimize.objectives.AbstractTerm` (lower is better).
         reference: the reference trajectory flown (may be ``None`` for design-only objectives).
         allocator: wrench -> rotor inputs (default exact pseudo-inverse).
         integrator: use a fixed step (``Integrator(adaptive=False, dt=...)``) for gradients.
@@ -1093,7 +1094,7 @@ class _Flight(eqx.Module):
 
 @eqx.filter_jit
 def _flight_metrics_impl(flight: _Flight, design: Design):
-    from .metrics import tracking_metrics
+    from ..metrics import tracking_metrics
 
     traj = simulate(design.platform, design.controller, flight.reference, allocator=flight.allocator,
                     actuators=design.actuators, integrator=flight.integrator, save_dt=flight.save_dt, t1=flight.t1,
@@ -1118,8 +1119,8 @@ def flight_metrics(problem: DesignProblem, design: Design) -> dict[str, Any]:
     (per axis [m]), ``mae_position`` (per axis [m], Table IV), ``mae_position_norm``
     (``mean_t |e_p|`` [m]), ``max_position_error`` [m], ``rmse_orientation`` and
     ``mae_orientation`` (per axis [rad]), ``saturation_fraction``,
-    ``saturation_margin`` (:func:`jaxrotor.objectives.saturation_margin`), ``energy`` and ``effort``
-    (normalised, see :mod:`jaxrotor.objectives`), ``diverged``.
+    ``saturation_margin`` (:func:`jaxrotor.optimize.objectives.saturation_margin`), ``energy`` and ``effort``
+    (normalised, see :mod:`jaxrotor.optimize.objectives`), ``diverged``.
     """
     flight = _Flight(problem.reference, problem.allocator, problem.integrator, problem.save_dt, problem.t1,
                      problem.limits)
@@ -1218,7 +1219,7 @@ def plot_history(rows: list[dict[str, float]], names: list[str], out_dir: str | 
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from .plotting import save_figure
+    from ..io.plotting import save_figure
 
     out = Path(out_dir)
     if not rows:
@@ -1281,7 +1282,7 @@ class OptimizationConfig:
         optimizer: the :class:`Optimizer`.
         run: keyword arguments of :func:`minimize` (``iterations``, ``patience``,
             ``min_delta``, ``target``, ``max_increase``).
-        spec: the flight part (:class:`jaxrotor.config.FlightSpec`).
+        spec: the flight part (:class:`jaxrotor.io.config.FlightSpec`).
         source: file name.
     """
 
@@ -1309,7 +1310,7 @@ _TERM_OPTIONS: dict[str, dict[str, tuple]] = {
 
 
 def _parameters_from(table, design: Design, source: str):
-    from .config import ConfigError, _Table
+    from ..io.config import ConfigError, _Table
 
     t = _Table(table, source, "parameters")
     selection = {}
@@ -1339,7 +1340,7 @@ def _parameters_from(table, design: Design, source: str):
 
 
 def _objective_from(table, src: str):
-    from .config import ConfigError, _Table
+    from ..io.config import ConfigError, _Table
 
     _Table(table, src, "objective")  # raises if [objective] is not a table
     terms = []
@@ -1393,15 +1394,15 @@ def from_dict(data: Mapping[str, Any], source: str = "<dict>", base_dir: Path | 
 
     The flight tables (``[platform]``, ``[controller]``, ``[allocator]``,
     ``[actuators]``, ``[reference]``, ``[solver]``) are read by
-    :func:`jaxrotor.config.from_dict`; this function reads ``[parameters]``,
+    :func:`jaxrotor.io.config.from_dict`; this function reads ``[parameters]``,
     ``[objective]`` and ``[optimize]`` (see ``docs/optimization.md``). ``kind="tune"``
     defaults ``[parameters]`` to every controller gain with a log transform and
     ``[objective]`` to the tracking RMSE.
 
     Raises:
-        jaxrotor.config.ConfigError: naming the file, the key, the value and the fix.
+        jaxrotor.io.config.ConfigError: naming the file, the key, the value and the fix.
     """
-    from . import config as cfg
+    from ..io import config as cfg
 
     data = dict(data)
     own = {k: data.pop(k) for k in _OWN_TABLES if k in data}
@@ -1472,7 +1473,7 @@ def from_dict(data: Mapping[str, Any], source: str = "<dict>", base_dir: Path | 
 
 def load(path: str | Path, kind: str = "optimize") -> OptimizationConfig:
     """Load a TOML optimisation configuration (see :func:`from_dict`)."""
-    from .config import ConfigError
+    from ..io.config import ConfigError
 
     path = Path(path)
     if not path.is_file():

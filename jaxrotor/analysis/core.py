@@ -43,9 +43,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
-from .allocation import force_matrix, moment_matrix
-from ._util import to_jsonable
-from .platform import Platform, rotor_positions
+from ..allocation import force_matrix, moment_matrix
+from .._util import to_jsonable
+from ..design.platform import Platform, rotor_positions
 
 __all__ = [
     "WRENCH_AXES",

@@ -63,7 +63,7 @@ def plot_trajectory_3d(runs: dict, path: str | Path, title: str = "3D trajectory
 
 def plot_errors(runs: dict, path: str | Path, title: str = "Tracking errors") -> Path:
     """Position error ``e_p`` [m] (top) and orientation error ``e_R`` [rad] (bottom) per component."""
-    from .metrics import orientation_error, position_error
+    from ..metrics import orientation_error, position_error
 
     plt = _plt()
     fig, axes = plt.subplots(2, 1, figsize=(9, 6), sharex=True)

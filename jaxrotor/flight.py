@@ -1,0 +1,258 @@
+"""One description of a flight, and the function that flies it.
+
+A :class:`Flight` holds everything about a flight except the vehicle
+(:class:`~jaxrotor.design.platform.Platform`) and its controller: the reference,
+the allocator, the actuator models, the integrator, the output period, the
+horizon, the runaway limits, an external disturbance, a tilt command and the
+initial state. ``simulate``, the TOML loader (:mod:`jaxrotor.io.config`), the
+optimizer (:mod:`jaxrotor.optimize`), the CLI and every engine take a ``Flight``;
+:func:`fly` flies one on the analytic layer.
+
+The loop (``docs/closed_loop.md``)::
+
+    reference(t) -> controller(state) -> body wrench -> allocator -> u_cmd
+        -> actuators (motor lag, tilt servos) -> eqs. (11)-(12) -> diffrax
+
+is split at the seam every engine shares: :func:`flight_computer` is the
+engine-independent part (reference, controller, allocator, tilt command), the
+plant is :func:`jaxrotor.dynamics.vehicle_derivative` here and a multibody model
+on the physics layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import diffrax
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import Array
+
+from .allocation import allocation_rank
+from .allocators import AbstractAllocator, Allocation, AllocationData, PseudoInverse
+from .control import AbstractController
+from .design.platform import TILT_ANGLES, Platform, is_concrete
+from .dynamics import Actuators, RotorCommand, VehicleState, initial_state, vehicle_derivative
+from .integrate import Integrator, integrate, save_times
+from .reference import AbstractReference, RefSample
+from .trajectory import Trajectory, divergence_flag
+
+__all__ = ["DivergenceLimits", "Flight", "fly", "flight_computer", "assemble_trajectory"]
+
+
+class DivergenceLimits(eqx.Module):
+    """Runaway limits beyond which a rollout is reported as diverged.
+
+    Attributes:
+        max_position: largest ``|p_k|`` [m] (Euclidean norm of the world position).
+        max_speed: largest ``|v_k|`` [m/s].
+        max_rate: largest ``|omega_k|`` [rad/s] (body rate).
+    """
+
+    max_position: float = eqx.field(static=True, default=1e3)
+    max_speed: float = eqx.field(static=True, default=1e3)
+    max_rate: float = eqx.field(static=True, default=1e3)
+
+    def __check_init__(self):
+        for name in ("max_position", "max_speed", "max_rate"):
+            v = getattr(self, name)
+            if not (v > 0):
+                raise ValueError(f"DivergenceLimits parameter `{name}` = {v!r} is invalid: it must be > 0. "
+                                 "Fix: pass a positive limit, e.g. 1e3.")
+
+
+class Flight(eqx.Module):
+    """Everything one flight needs besides the vehicle and its controller (a pytree).
+
+    Every array leaf is differentiable (e.g. ``flight.actuators.motor.time_constant``);
+    the output period and the horizon are static.
+
+    Attributes:
+        reference: the reference trajectory (e.g. :func:`jaxrotor.reference.paper_maneuver`).
+        allocator: body wrench -> rotor inputs (default exact pseudo-inverse, unbounded).
+        actuators: motor and servo models (default ideal: the paper's analytic setup).
+        integrator: solver settings; default adaptive Tsit5 whose tolerances follow the
+            floating-point type (:class:`~jaxrotor.integrate.Integrator`). Use a fixed step for gradients.
+        save_dt: output period [s].
+        t0: start time [s].
+        t1: end time [s]; ``None`` flies to ``t0 + reference.duration``.
+        limits: runaway limits for ``Trajectory.diverged``.
+        tilt_command: ``t -> (alpha, beta)`` servo commands for a tilting platform (``None``
+            keeps the platform's angles).
+        disturbance: ``t -> (3,)`` world-frame external force [N] (``None`` for none).
+        state0: initial state; ``None`` starts at rest at ``reference(t0)`` with the
+            reference attitude and the hover rotor speeds.
+    """
+
+    reference: AbstractReference
+    allocator: AbstractAllocator = PseudoInverse()
+    actuators: Actuators = Actuators()
+    integrator: Integrator = Integrator()
+    save_dt: float = eqx.field(static=True, default=0.01)
+    t0: float = eqx.field(static=True, default=0.0)
+    t1: float | None = eqx.field(static=True, default=None)
+    limits: DivergenceLimits = DivergenceLimits()
+    tilt_command: Callable | None = None
+    disturbance: Callable | None = None
+    state0: VehicleState | None = None
+
+    def __check_init__(self):
+        if not (isinstance(self.save_dt, (int, float)) and np.isfinite(self.save_dt) and self.save_dt > 0):
+            raise ValueError(f"Flight parameter `save_dt` = {self.save_dt!r} is invalid: the output period must be "
+                             "> 0 s. Fix: pass e.g. save_dt=0.01.")
+        if not float(self.end_time) > float(self.t0):
+            raise ValueError(f"Flight parameter `t1` = {self.end_time!r} must be after `t0` = {self.t0!r}. Fix: pass "
+                             "t1 > t0 (or a reference with a positive duration).")
+
+    @property
+    def end_time(self) -> float:
+        """The horizon's end ``t1`` [s] (the reference's end when ``t1`` is ``None``)."""
+        return float(self.t0 + self.reference.duration) if self.t1 is None else float(self.t1)
+
+    @property
+    def save_times(self) -> np.ndarray:
+        """``(T,)`` output times ``t0, t0 + save_dt, ..., t1`` [s]."""
+        return save_times(self.t0, self.end_time, self.save_dt)
+
+    def check(self, platform: Platform, controller: AbstractController) -> None:
+        """Errors that would otherwise surface as a bad flight, raised before compiling (concrete inputs only).
+
+        The controller states the rank of the unit-consistent allocation matrix it
+        needs (:attr:`~jaxrotor.control.AbstractController.required_rank`); a fixed-tilt
+        platform with a lower rank is refused here.
+        """
+        need = controller.required_rank
+        if platform.is_tilting or not is_concrete(platform) or need is None:
+            return
+        rows = slice(None) if need == 6 else slice(2, 6)
+        rank = allocation_rank(platform, rows=rows)
+        full = 6 if need == 6 else 4
+        if rank < full:
+            what = "G" if need == 6 else "[f_z; tau] (rows 3-6 of G)"
+            raise ValueError(
+                f"fly: `controller` = {type(controller).__name__} needs rank {what} = {full}, but platform "
+                f"{platform.name!r} ({platform.label()}) has rank {rank}: it cannot produce the wrench this "
+                "controller commands. Fix: use jaxrotor.control.UnderactuatedSE3 for collinear platforms, "
+                "tilt the rotors, or add rotors."
+            )
+
+    def initial_state(self, platform: Platform) -> VehicleState:
+        """``state0``, or at rest at ``reference(t0)`` with the reference attitude and hover rotor speeds."""
+        if self.state0 is not None:
+            return self.state0
+        ref0 = self.reference(jnp.asarray(self.t0, dtype=platform.mass.dtype))
+        return initial_state(platform, p=ref0.p, R=ref0.R, v=ref0.v, rotor_speed="hover")
+
+    def tilt(self, platform: Platform, t, state: VehicleState):
+        """Commanded and applied tilt angles, ``((alpha_cmd, beta_cmd), (alpha, beta))``.
+
+        ``None`` stands for the platform's own angles (every fixed angle set). For a
+        tilting set the servo model says which angle the rotors have now
+        (:meth:`~jaxrotor.dynamics.AbstractServo.applied`: the command for an ideal
+        servo, the servo state for a lagged one), so the allocator always sees the
+        geometry the rotors have.
+        """
+        if not (platform.is_tilting and self.tilt_command is not None):
+            return (None, None), (None, None)
+        commanded, applied = [], []
+        for key, cmd in zip(TILT_ANGLES, self.tilt_command(t)):
+            if key not in platform.tilting:
+                commanded.append(None)
+                applied.append(None)
+                continue
+            current = getattr(state, key)
+            commanded.append(cmd)
+            applied.append(self.actuators.servo.applied(current, jnp.broadcast_to(cmd, current.shape))[0])
+        return tuple(commanded), tuple(applied)
+
+    def allocation_data(self, platform: Platform) -> AllocationData | None:
+        """The allocator's geometry, prepared once when it is constant (``None`` when the tilt moves in flight)."""
+        if platform.is_tilting and self.tilt_command is not None:
+            return None
+        return self.allocator.prepare(platform)
+
+
+def flight_computer(platform: Platform, controller: AbstractController, flight: Flight, t, state: VehicleState,
+                    integral, alloc_data: AllocationData | None):
+    """The engine-independent part of one control evaluation.
+
+    ``reference(t) -> controller -> wrench -> allocator`` plus the tilt command.
+
+    Returns:
+        ``(command, d_integral, allocation, reference_sample)``: the
+        :class:`~jaxrotor.dynamics.RotorCommand` for the plant, the controller's
+        integrator-state derivative, the :class:`~jaxrotor.allocators.Allocation`
+        record and the :class:`~jaxrotor.reference.RefSample`.
+    """
+    ref: RefSample = flight.reference(t)
+    w_des, d_integral = controller(platform, state, integral, ref)
+    (a_cmd, b_cmd), (alpha, beta) = flight.tilt(platform, t, state)
+    data = alloc_data if alloc_data is not None else flight.allocator.prepare(platform, alpha, beta)
+    alloc: Allocation = flight.allocator(data, w_des)
+    return RotorCommand(u=alloc.u, alpha=a_cmd, beta=b_cmd), d_integral, alloc, ref
+
+
+def _closed_loop(platform, controller, flight, t, y, alloc_data):
+    state, integral = y
+    cmd, d_integral, alloc, ref = flight_computer(platform, controller, flight, t, state, integral, alloc_data)
+    f_ext = None if flight.disturbance is None else flight.disturbance(t)
+    d_state, out = vehicle_derivative(platform, flight.actuators, state, cmd, f_ext)
+    return (d_state, d_integral), (out, alloc, ref)
+
+
+def _field(t, y, args):
+    platform, controller, flight, alloc_data = args
+    return _closed_loop(platform, controller, flight, t, y, alloc_data)[0]
+
+
+def assemble_trajectory(sol, states: VehicleState, outs, limits: DivergenceLimits, **fields) -> Trajectory:
+    """Build a :class:`Trajectory` from a diffrax solution, its saved states and the outputs at the save times."""
+    solver_ok = sol.result == diffrax.RESULTS.successful
+    return Trajectory(
+        t=sol.ts, p=states.p, v=states.v, R=states.R, omega=states.omega, accel=outs.accel,
+        angular_accel=outs.angular_accel, u=outs.u, rotor_speed=outs.rotor_speed, alpha=outs.alpha, beta=outs.beta,
+        diverged=divergence_flag(states.p, states.v, states.omega, solver_ok, limits),
+        solver_ok=solver_ok, num_steps=sol.stats["num_accepted_steps"], **fields,
+    )
+
+
+@eqx.filter_jit
+def _fly(platform: Platform, controller: AbstractController, flight: Flight) -> Trajectory:
+    alloc_data = flight.allocation_data(platform)
+    y0 = (flight.initial_state(platform), controller.init_state(platform))
+    sol = integrate(_field, y0, flight.t0, flight.end_time, args=(platform, controller, flight, alloc_data),
+                    integrator=flight.integrator, ts=flight.save_times, jump_ts=flight.reference.jump_times)
+    states, integrals = sol.ys
+
+    def outputs(t, y):
+        return _closed_loop(platform, controller, flight, t, y, alloc_data)[1]
+
+    outs, alloc, ref = jax.vmap(outputs)(sol.ts, sol.ys)
+    return assemble_trajectory(sol, states, outs, flight.limits, u_cmd=alloc.u, wrench_requested=alloc.requested,
+                               wrench_achieved=alloc.achieved, saturated=alloc.saturated, p_ref=ref.p, v_ref=ref.v,
+                               a_ref=ref.a, R_ref=ref.R, controller_state=integrals)
+
+
+def fly(platform: Platform, controller: AbstractController, flight: Flight) -> Trajectory:
+    """Fly ``platform`` under ``controller`` as ``flight`` describes, on the analytic layer.
+
+    The closed loop of ``docs/closed_loop.md``: the controller's integrator states
+    ride in the ODE state, the allocator's matrices are prepared once for a fixed
+    geometry, and no step straddles a reference jump (adaptive or fixed-step).
+    Jit-compiled (``eqx.filter_jit``: one compilation per flight structure),
+    vmappable over any array leaf of the three arguments and differentiable
+    with respect to all of them (take gradients through fixed-step solves).
+
+    Raises:
+        ValueError: before compiling, if the controller needs a higher allocation
+            rank than the platform has.
+
+    Returns:
+        A :class:`Trajectory` with the reference, requested/achieved wrench and
+        saturation flags; ``diverged`` is set (never a silent NaN) if the flight
+        became non-finite, ran away, or the solver failed.
+    """
+    flight.check(platform, controller)
+    return _fly(platform, controller, flight)

@@ -1,0 +1,1 @@
+"""Input and output: every TOML configuration, reports and figures."""
