@@ -37,6 +37,7 @@ from .design.platform import Platform
 
 __all__ = [
     "VehicleState",
+    "AbstractCommand",
     "RotorCommand",
     "WrenchCommand",
     "AbstractMotor",
@@ -75,23 +76,56 @@ class VehicleState(eqx.Module):
     beta: Array
 
 
-class RotorCommand(eqx.Module):
+class AbstractCommand(eqx.Module):
+    """An input to the vehicle: it says how it reaches the rigid body (:meth:`actuate`)."""
+
+    @abc.abstractmethod
+    def actuate(self, platform: "Platform", actuators: "Actuators", state: "VehicleState"):
+        """Return ``(force_b (3,) [N], torque_b (3,) [N m], outputs, rates)`` where ``outputs`` is
+        ``(u, rotor_speed, alpha, beta)`` applied now and ``rates`` is
+        ``(rotor_speed_dot, alpha_dot, beta_dot)`` of the actuator states."""
+
+    @abc.abstractmethod
+    def commanded_inputs(self, n_like: Array) -> Array:
+        """The commanded rotor inputs ``u_cmd`` ``(n,)`` [rad^2/s^2] (zeros if the command bypasses the rotors)."""
+
+
+class RotorCommand(AbstractCommand):
     """Actuator command: rotor inputs ``u = omega^2`` ``(n,)`` [rad^2/s^2] and, for a
     tilting platform, tilt angles (shapes of ``platform.alpha``/``beta``, or ``None``
-    to keep the platform's)."""
+    to keep the platform's). Goes through the motor and servo models and ``G(alpha, beta) u`` (eq. 10)."""
 
     u: Array
     alpha: Array | None = None
     beta: Array | None = None
 
+    def actuate(self, platform, actuators, state):
+        u, speed, speed_dot = actuators.motor.applied(platform, state.rotor_speed, self.u)
+        alpha, alpha_dot = _tilt(platform, actuators, "alpha", state.alpha, self.alpha)
+        beta, beta_dot = _tilt(platform, actuators, "beta", state.beta, self.beta)
+        force_b, torque_b = wrench(platform, u, alpha, beta)
+        return force_b, torque_b, (u, speed, alpha, beta), (speed_dot, alpha_dot, beta_dot)
 
-class WrenchCommand(eqx.Module):
+    def commanded_inputs(self, n_like):
+        return self.u
+
+
+class WrenchCommand(AbstractCommand):
     """Direct body-wrench input ``(f_c, tau_c)``, each ``(3,)`` [N], [N m], body frame.
 
     Bypasses the rotors (the paper's block with wrench inputs)."""
 
     force: Array
     torque: Array
+
+    def actuate(self, platform, actuators, state):
+        zeros = jnp.zeros_like(state.rotor_speed)
+        alpha, alpha_dot = _tilt(platform, actuators, "alpha", state.alpha, None)
+        beta, beta_dot = _tilt(platform, actuators, "beta", state.beta, None)
+        return self.force, self.torque, (zeros, state.rotor_speed, alpha, beta), (zeros, alpha_dot, beta_dot)
+
+    def commanded_inputs(self, n_like):
+        return jnp.zeros_like(n_like)
 
 
 def initial_state(
@@ -306,30 +340,20 @@ def vehicle_derivative(
     platform: Platform,
     actuators: Actuators,
     state: VehicleState,
-    command: RotorCommand | WrenchCommand,
+    command: AbstractCommand,
     force_ext_w: Array | None = None,
 ) -> tuple[VehicleState, VehicleOutputs]:
     """Time derivative of the vehicle state under an actuator command.
 
-    ``command`` is chosen statically: a :class:`RotorCommand` goes through the
-    motor (and servo) models and ``G(alpha, beta) u``; a :class:`WrenchCommand`
-    is applied directly.
+    The command says how it reaches the body (:meth:`AbstractCommand.actuate`): a
+    :class:`RotorCommand` goes through the motor (and servo) models and
+    ``G(alpha, beta) u``; a :class:`WrenchCommand` is applied directly.
 
     Returns:
         ``(state_dot, outputs)``.
     """
-    if isinstance(command, WrenchCommand):
-        force_b, torque_b = command.force, command.torque
-        u = jnp.zeros_like(state.rotor_speed)
-        speed = state.rotor_speed
-        speed_dot = jnp.zeros_like(state.rotor_speed)
-        alpha, alpha_dot = _tilt(platform, actuators, "alpha", state.alpha, None)
-        beta, beta_dot = _tilt(platform, actuators, "beta", state.beta, None)
-    else:
-        u, speed, speed_dot = actuators.motor.applied(platform, state.rotor_speed, command.u)
-        alpha, alpha_dot = _tilt(platform, actuators, "alpha", state.alpha, command.alpha)
-        beta, beta_dot = _tilt(platform, actuators, "beta", state.beta, command.beta)
-        force_b, torque_b = wrench(platform, u, alpha, beta)
+    force_b, torque_b, (u, speed, alpha, beta), (speed_dot, alpha_dot, beta_dot) = command.actuate(
+        platform, actuators, state)
     p_dot, v_dot, R_dot, omega_dot = rigid_body_derivative(platform, state, force_b, torque_b, force_ext_w)
     d = VehicleState(p=p_dot, v=v_dot, R=R_dot, omega=omega_dot, rotor_speed=speed_dot, alpha=alpha_dot, beta=beta_dot)
     out = VehicleOutputs(accel=v_dot, angular_accel=omega_dot, u=u, rotor_speed=speed, force=force_b, torque=torque_b,

@@ -24,7 +24,7 @@ from jax import Array
 from .allocators import AbstractAllocator, PseudoInverse
 from .control import AbstractController
 from .design.platform import Platform
-from .dynamics import Actuators, RotorCommand, VehicleState, WrenchCommand, vehicle_derivative
+from .dynamics import AbstractCommand, Actuators, VehicleState, vehicle_derivative
 from .flight import DivergenceLimits, Flight, assemble_trajectory, fly
 from .integrate import Integrator, integrate, save_times
 from .reference import AbstractReference
@@ -43,7 +43,7 @@ def _open_loop_field(t, y, args):
 @eqx.filter_jit
 def simulate_open_loop(
     platform: Platform,
-    command: Callable[[Array], RotorCommand | WrenchCommand],
+    command: Callable[[Array], AbstractCommand],
     state0: VehicleState,
     t1: float,
     *,
@@ -84,7 +84,7 @@ def simulate_open_loop(
         f_ext = None if external_force is None else external_force(t)
         cmd = command(t)
         _, out = vehicle_derivative(platform, actuators, y, cmd, f_ext)
-        u_cmd = cmd.u if isinstance(cmd, RotorCommand) else jnp.zeros_like(y.rotor_speed)
+        u_cmd = cmd.commanded_inputs(y.rotor_speed)
         return out, u_cmd
 
     outs, u_cmd = jax.vmap(outputs)(sol.ts, ys)

@@ -1,4 +1,4 @@
-"""Layout builders (x, plus, H, coaxial), the ``seeds/002`` presets, .
+"""Layout builders (x, plus, H, coaxial) and the common airframe presets built from them.
 
 Builders return an ordinary :class:`~jaxrotor.design.platform.Platform`:
 
@@ -14,16 +14,16 @@ Builders return an ordinary :class:`~jaxrotor.design.platform.Platform`:
 
 Rotor order goes counter-clockwise seen from above (increasing azimuth), and the
 spin directions alternate along it starting counter-clockwise (``kappa = -1, +1, ...``),
-as the X-frame of ``seeds/002``: rear-left CCW, rear-right CW, front-right CCW,
+as the X-frame convention of common Python multirotor mixer libraries: rear-left CCW, rear-right CW, front-right CCW,
 front-left CW. Rotor counts must be even and at least four: an odd ring cannot
 alternate spin directions all the way round.
 
-Presets defined here (registered by :mod:`jaxrotor.design.presets`) (values chosen by jaxrotor where ``seeds/002`` gives none;
+Presets defined here and registered by :mod:`jaxrotor.design.presets` (values chosen by jaxrotor where the usual preset descriptions give none;
 inertia from lumped parts, point masses at the hubs plus a central disc, so
 ``I_zz ~ 2 I_xx`` comes out of the layout):
 
 * ``hex_s550``: flat hexa-X, 1.8 kg, 275 mm arm, nominal thrust-to-weight 3.0,
-  ``c_f = 1.1e-5 N s^2``, ``c_tau / c_f = 16 mm`` (seeds/002), 80 g hubs.
+  ``c_f = 1.1e-5 N s^2``, ``c_tau / c_f = 16 mm`` (a typical 10-inch propeller), 80 g hubs.
 * ``octo_x8``: coaxial X8 on 4 arms, 4.5 kg, 350 mm arm, 0.1 m rotor separation,
   lower rotors at 85 % of the upper rotors' thrust and torque coefficients, nominal
   thrust-to-weight 2.6 counting the lower rotors at 85 %; ``c_f = 3e-5 N s^2``,
@@ -76,7 +76,7 @@ def x_layout(n: int, arm_length: float, **platform_kwargs) -> Platform:
     The first rotor sits half a sector off the tail on the left (rear-left), the
     others follow counter-clockwise seen from above; spin directions alternate
     starting counter-clockwise (``kappa = -1, +1, ...``). For ``n = 4`` this is the
-    ``seeds/002`` X-frame: rear-left CCW, rear-right CW, front-right CCW, front-left CW.
+    the common X-frame convention: rear-left CCW, rear-right CW, front-right CCW, front-left CW.
 
     Args:
         n: even rotor count ``>= 4``.
@@ -244,11 +244,11 @@ def omega_max_for_thrust_to_weight(mass: float, c_f_total: float, thrust_to_weig
 
 
 def hex_s550() -> Platform:
-    """Flat hexa-X ``HEX_S550`` of ``seeds/002``: 1.8 kg, 275 mm arm, nominal T/W 3.0.
+    """Flat hexa-X ``HEX_S550`` (an S550-class airframe): 1.8 kg, 275 mm arm, nominal T/W 3.0.
 
     ``c_f = 1.1e-5 N s^2/rad^2`` (a 10-inch propeller: 2.9 N per rotor at about
-    4900 rpm in hover), ``c_tau = 0.016 c_f`` (the 16 mm torque-to-thrust ratio of
-    ``seeds/002``), ``omega_max`` from T/W = 3 (about 900 rad/s). Inertia: six 80 g
+    4900 rpm in hover), ``c_tau = 0.016 c_f`` (a 16 mm torque-to-thrust ratio, typical of
+    10-inch propellers), ``omega_max`` from T/W = 3 (about 900 rad/s). Inertia: six 80 g
     hubs and a 1.32 kg disc of radius 0.1 m.
     """
     mass, c_f, n = 1.8, 1.1e-5, 6
@@ -259,7 +259,7 @@ def hex_s550() -> Platform:
 
 
 def octo_x8() -> Platform:
-    """Coaxial X8 ``OCTO_X8`` of ``seeds/002``: 4.5 kg, 350 mm arm, 4 arms, nominal T/W 2.6.
+    """Coaxial X8 ``OCTO_X8`` (a heavy-lift coaxial airframe): 4.5 kg, 350 mm arm, 4 arms, nominal T/W 2.6.
 
     An X quad base (``x_layout(4, 0.35)``) stacked by :func:`coaxial_layout` with a
     0.1 m separation; the lower rotors work at 85 % of the upper rotors' thrust and
@@ -276,7 +276,7 @@ def octo_x8() -> Platform:
 def racing_250() -> Platform:
     """250-class racing quad-X ``RACING_250``: 0.55 kg, 125 mm arm, nominal T/W 6.
 
-    Values chosen by jaxrotor (``seeds/002`` names the preset only):
+    Values chosen by jaxrotor (the preset is commonly named but not specified):
     ``c_f = 1e-6 N s^2/rad^2`` (5-inch propellers, about 11 000 rpm in hover),
     ``c_tau = 0.012 c_f``, ``omega_max`` from T/W = 6 (about 2800 rad/s). Inertia:
     four 40 g hubs and a 0.39 kg disc of radius 0.05 m.

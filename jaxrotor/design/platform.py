@@ -66,7 +66,9 @@ class Platform(eqx.Module):
     Attributes:
         arm_length: ``()`` distance ``l`` from the centre of mass to each hub [m] (eq. 3).
         gamma: ``(n,)`` azimuth angles ``gamma_i`` about ``z_B`` [rad] (eq. 3).
-        delta: ``(n,)`` elevation angles ``delta_i`` above the body x-y plane [rad], in [0, pi/2).
+        delta: ``(n,)`` elevation angles ``delta_i`` [rad], in [0, pi/2). Eq. (3) rotates the arm by
+            ``R_y(delta_i)``, which puts the hub *below* the body x-y plane (``p_z = -l sin delta_i``)
+            for ``delta_i > 0``.
         alpha: cant [rad]: ``()`` for an interdependent ``alpha_0`` (then
             ``alpha_i = alpha_sign_i * alpha_0``) or ``(n,)`` independent ``alpha_i``;
             each ``alpha_i`` in (-pi/2, pi/2). Rotation about the arm (eq. 4).
