@@ -15,6 +15,11 @@ Usage::
     python experiments/preset_table.py            # rewrite docs/analysis.md
     python experiments/preset_table.py --check    # exit 1 if the doc is out of date
     python experiments/preset_table.py --print    # print the tables
+
+With ``--check`` or ``--quick`` the check (one ``check ...: PASS/FAIL`` line; exit 1
+if it fails) is that no generated table of ``docs/analysis.md`` differs from the
+code's; with ``--out`` the tables are also written as ``preset_table.md`` and the
+check's summary as ``preset_table.json``.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ jax.config.update("jax_enable_x64", True)
 from jaxrotor import analysis, presets  # noqa: E402
 from jaxrotor.design.layouts import coaxial_layout, h_layout, x_layout  # noqa: E402
 from jaxrotor.design.platform import explicit_platform, star_platform  # noqa: E402
+
+from _checks import Checks  # noqa: E402
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "analysis.md"
 T = presets.TABLE_II
@@ -172,11 +179,18 @@ def main(argv=None) -> int:
     old = DOC.read_text(encoding="utf-8")
     new = render(old, gen)
     if args.check:
+        stale = [name for name, body in gen.items() if render(old, {name: body}) != old]
+        checks = Checks("preset_table")
+        checks.add(f"generated tables of {DOC.name} out of date", len(stale), "<=", 0,
+                   f"out of date: {', '.join(stale)}" if stale else f"{len(gen)} tables")
         if new != old:
-            print(f"{DOC} is out of date. Fix: run python experiments/preset_table.py", file=sys.stderr)
-            return 1
-        print(f"{DOC} is up to date ({len(gen)} tables)")
-        return 0
+            print(f"{DOC} is out of date ({', '.join(stale)}). Fix: run python experiments/preset_table.py",
+                  file=sys.stderr)
+        else:
+            print(f"{DOC} is up to date ({len(gen)} tables)")
+        record = {"doc": str(DOC), "tables": list(gen), "out_of_date": stale,
+                  "rows": {name: body.count("\n") - 1 for name, body in gen.items()}}
+        return checks.finish(Path(args.out) / "preset_table.json" if args.out else None, record)
     DOC.write_text(new, encoding="utf-8")
     print(f"wrote {DOC}")
     return 0

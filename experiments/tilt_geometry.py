@@ -26,6 +26,12 @@ What it does and prints:
    and ``cliff.png`` (tracking error against tilt: flat, then a cliff), and
    ``tilt_geometry.json``.
 
+Checks (one ``check ...: PASS/FAIL`` line each; the script exits 1 if any fails):
+for every lambda of the sweep (and, in full mode, for the single run), the distance
+of the gradient optimum from the grid's best, in grid cells (the larger of
+``|alpha - alpha_grid| / cell`` and ``|beta - beta_grid| / cell``), is at most 1; and
+no optimum is a penalised (diverged) flight.
+
 Run::
 
     python experiments/tilt_geometry.py                  # full (a few minutes on 2 CPU cores)
@@ -35,7 +41,6 @@ Run::
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -51,6 +56,8 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from jaxrotor import optimize as op  # noqa: E402
+
+from _checks import Checks  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "optimize_tilt.toml"
@@ -158,21 +165,29 @@ def main(argv=None) -> int:
     t_batch = time.perf_counter() - t0
     sweep = []
     cell = (math.degrees(alphas[1] - alphas[0]), math.degrees(betas[1] - betas[0]))
+
+    def cells_from(ab, grid_best):
+        """Distance of ``ab`` from ``grid_best`` [deg], in grid cells (the larger of the two axes)."""
+        return max(abs(ab[0] - grid_best[0]) / cell[0], abs(ab[1] - grid_best[1]) / cell[1])
+
+    def grid_best_at(lam):
+        J = np.where(penalized, np.inf, objective_on_grid(terms, weights, lam))
+        i, j = np.unravel_index(np.argmin(J), J.shape)
+        return (math.degrees(alphas[i]), math.degrees(betas[j])), float(J[i, j])
+
     all_ok = True
     for k, l in enumerate(lambdas):
         th = jax.tree_util.tree_map(lambda x: x[k], best)
         design = problem.to_design(th)
         ab = np.degrees(problem.parameters.flatten(design))
         _, info = eqx.filter_jit(lambda p, d: p.evaluate(d))(problem, design)
-        J = objective_on_grid(terms, weights, l)
-        J = np.where(penalized, np.inf, J)
-        i, j = np.unravel_index(np.argmin(J), J.shape)
-        grid_best = (math.degrees(alphas[i]), math.degrees(betas[j]))
-        ok = abs(ab[0] - grid_best[0]) <= cell[0] + 1e-9 and abs(ab[1] - grid_best[1]) <= cell[1] + 1e-9
+        grid_best, grid_loss = grid_best_at(l)
+        dist = cells_from(ab, grid_best)
+        ok = dist <= 1.0 + 1e-9
         all_ok &= ok
         sweep.append({"lambda": l, "alpha_deg": ab[0], "beta_deg": ab[1], "loss": float(best_loss[k]),
-                      "grid_alpha_deg": grid_best[0], "grid_beta_deg": grid_best[1], "grid_loss": float(J[i, j]),
-                      "within_one_cell": bool(ok),
+                      "grid_alpha_deg": grid_best[0], "grid_beta_deg": grid_best[1], "grid_loss": grid_loss,
+                      "cells_from_grid_best": dist, "within_one_cell": bool(ok), "penalized": bool(info.penalized),
                       **{f"{n}": float(v) for n, v in info.terms.items()}})
 
     # 4. the paper's design on the same objective
@@ -201,13 +216,24 @@ def main(argv=None) -> int:
     summary = {"quick": args.quick, "lambda_configured": lam0, "grid_cell_deg": cell, "paper": paper, "sweep": sweep,
                "all_within_one_cell": bool(all_ok), "times_s": {"single": t_single, "grid": t_grid,
                                                                 "batch": t_batch}}
+    checks = Checks("tilt_geometry")
+    for s in sweep:
+        checks.add(f"lambda = {s['lambda']:g}: optimum's distance from the grid's best [cells]",
+                   s["cells_from_grid_best"], "<=", 1.0 + 1e-9,
+                   f"optimum {s['alpha_deg']:.2f} / {s['beta_deg']:.2f} deg, grid best {s['grid_alpha_deg']:.1f} / "
+                   f"{s['grid_beta_deg']:.1f} deg")
     if not args.quick:
+        grid_best, _ = grid_best_at(lam0)
         summary["gradient_optimum_deg"] = single.tolist()
         summary["gradient_final_loss"] = result.final_loss
-    (out / "tilt_geometry.json").write_text(json.dumps(summary, indent=2))
+        summary["gradient_cells_from_grid_best"] = cells_from(single, grid_best)
+        checks.add(f"single run (lambda = {lam0:g}): optimum's distance from the grid's best [cells]",
+                   summary["gradient_cells_from_grid_best"], "<=", 1.0 + 1e-9,
+                   f"optimum {single[0]:.2f} / {single[1]:.2f} deg, grid best {grid_best[0]:.1f} / {grid_best[1]:.1f} deg")
+    checks.add("penalised (diverged) optima of the sweep", sum(s["penalized"] for s in sweep), "<=", 0)
     _plots(out, alphas, betas, terms, weights, lam0, sweep, None if args.quick else path, paper)
     print(f"outputs written to {out}")
-    return 0
+    return checks.finish(out / "tilt_geometry.json", summary)
 
 
 def _plots(out, alphas, betas, terms, weights, lam0, sweep, path, paper):

@@ -17,6 +17,14 @@ solver (``rtol = 1e-9``) to show the gain is not a fixed-step artefact. Writes
 ``history.csv``, ``result.json``, ``loss.png``, ``params.png``, ``errors.png`` and
 ``tune_gains.json`` into OUT.
 
+Checks (one ``check ...: PASS/FAIL`` line each; the script exits 1 if any fails):
+
+* full mode: the reduction within 100 iterations is at least ``TARGET`` (3.5x); the
+  adaptive re-flights do not diverge, their reduction is at least ``TARGET`` too, and
+  the tuned gains' adaptive RMSE is within 10 % of the fixed-step one;
+* ``--quick`` (8 iterations on a 1 s flight, too few for 3.5x): the tuned RMSE is
+  below the detuned one by at least ``QUICK_TARGET``.
+
 Run::
 
     python experiments/tune_gains.py            # full: up to 300 iterations (a few minutes on 2 CPU cores)
@@ -26,7 +34,6 @@ Run::
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 import tomllib
@@ -42,9 +49,13 @@ import jaxrotor as jr  # noqa: E402
 from jaxrotor import optimize as op  # noqa: E402
 from jaxrotor.control import TABLE_III  # noqa: E402
 
+from _checks import Checks  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "tune_gains.toml"
-TARGET = 3.5
+TARGET = 3.5  # reduction of the position RMSE within 100 iterations (full mode)
+QUICK_TARGET = 1.0  # reduction after the few --quick iterations: the tuning must lower the RMSE
+ADAPTIVE_AGREEMENT = 0.1  # relative: tuned RMSE re-flown adaptively vs fixed-step (full mode)
 
 
 def rmse_adaptive(problem, design):
@@ -111,18 +122,27 @@ def main(argv=None) -> int:
                "rejected": rejected, "wall_s": wall, "rmse_detuned_m": r0, "rmse_table3_m": m_table3["rmse_position"],
                "rmse_tuned_m": r_final, "reduction_at_100": r0 / r100, "reduction_final": r0 / r_final,
                "target_reached_at": reached, "final_params": fp}
-    if not args.quick:
+    checks = Checks("tune_gains")
+    if args.quick:
+        checks.add(f"RMSE reduction after {result.iterations} iterations (detuned / tuned)", r0 / r_final, ">",
+                   QUICK_TARGET, f"detuned {r0 * 1e3:.4f} mm, tuned {r_final * 1e3:.4f} mm")
+    else:
+        checks.add("RMSE reduction within 100 iterations (detuned / best accepted)", r0 / r100, ">=", TARGET,
+                   f"first reached at iteration {reached}" if reached is not None else "target not reached")
         ra0, d0, tr0 = rmse_adaptive(problem, result.initial_design)
         ra3, d3, tr3 = rmse_adaptive(problem, table3)
         ra1, d1, tr1 = rmse_adaptive(problem, result.design)
         print(f"adaptive re-flight (rtol 1e-9): detuned {ra0 * 1e3:.3f} mm, Table III {ra3 * 1e3:.3f} mm, "
               f"tuned {ra1 * 1e3:.4f} mm -> {ra0 / ra1:.2f}x; diverged: {d0 or d3 or d1}")
         summary.update({"adaptive_rmse_m": {"detuned": ra0, "table3": ra3, "tuned": ra1},
-                        "adaptive_reduction": ra0 / ra1})
+                        "adaptive_reduction": ra0 / ra1, "adaptive_diverged": int(d0) + int(d3) + int(d1)})
+        checks.add("adaptive re-flights diverged", summary["adaptive_diverged"], "<=", 0)
+        checks.add("adaptive RMSE reduction (detuned / tuned)", ra0 / ra1, ">=", TARGET)
+        checks.add("tuned RMSE, adaptive vs fixed-step, relative difference", abs(ra1 / r_final - 1.0), "<=",
+                   ADAPTIVE_AGREEMENT, f"adaptive {ra1 * 1e3:.4f} mm, fixed-step {r_final * 1e3:.4f} mm")
         _plot_errors(out, {"detuned (Table III / 4)": tr0, "Table III": tr3, "tuned": tr1})
-    (out / "tune_gains.json").write_text(json.dumps(summary, indent=2))
     print(f"outputs written to {out}")
-    return 0
+    return checks.finish(out / "tune_gains.json", summary)
 
 
 def _plot_errors(out, trajs):

@@ -13,9 +13,10 @@ Allocators:
 
 * :class:`PseudoInverse`: ``u = G^+ w``, no bounds (minimum-norm, may be negative).
 * :class:`Clip`: ``u = clip(G^+ w, u_min, u_max)`` (every axis of the wrench may suffer).
-* :class:`TorquePriority`: ``u = clip(G^+ w + s n, u_min, u_max)`` where ``n`` is a
-  positive, torque-free direction (``M n = 0``: the hover input, normalised) and the
-  scalar shift ``s`` is the smallest that brings every rotor inside its bounds. When
+* :class:`TorquePriority`: ``u = clip(G^+ w + s n, u_min, u_max)`` where ``n`` is the
+  torque-free direction (``M n = 0``: the hover input, normalised; positive on a usual
+  platform, but a rotor may have ``n_i = 0`` or ``n_i < 0``) and the scalar shift ``s``
+  is the smallest that brings every rotor inside its bounds. When
   such a shift exists the three torques are delivered exactly and only the
   force along ``F n`` (the collective) changes ("air mode").
 """
@@ -91,7 +92,9 @@ class AbstractAllocator(eqx.Module):
 
 
 def _result(data: AllocationData, wrench: Array, u: Array, shift) -> Allocation:
-    tol = 1e-9 * jnp.maximum(1.0, jnp.abs(u))
+    # a rotor within round-off of a bound counts as saturated: 1e-9 relative, or 8 ulp in float32
+    rel = max(1e-9, 8 * float(jnp.finfo(u.dtype).eps))
+    tol = rel * jnp.maximum(1.0, jnp.abs(u))
     sat = (u <= data.u_min + tol) | (u >= data.u_max - tol)
     return Allocation(u=u, requested=wrench, achieved=data.G @ u, saturated=sat, shift=jnp.asarray(shift, dtype=u.dtype))
 
@@ -116,20 +119,38 @@ class Clip(AbstractAllocator):
 class TorquePriority(AbstractAllocator):
     """Shift the collective, then clip: torques survive whenever a shift suffices.
 
-    With ``u0 = G^+ w`` and the torque-free direction ``n > 0``, every rotor is in
-    bounds for ``s`` in ``[s_lo, s_hi]`` with ``s_lo = max_i (u_min,i - u0_i)/n_i`` and
-    ``s_hi = min_i (u_max,i - u0_i)/n_i``. The shift is ``clip(0, s_lo, s_hi)`` (no
-    shift when none is needed); if the interval is empty, its midpoint, after which
-    the inputs are clipped.
+    With ``u0 = G^+ w`` [rad^2/s^2] and the torque-free direction ``n`` (``M n = 0``,
+    scaled so ``max_i |n_i| = 1``), rotor ``i`` is in bounds for the shifts ``s``
+    with ``u_min,i <= u0_i + s n_i <= u_max,i``:
+
+    * ``n_i > 0``: ``(u_min,i - u0_i)/n_i <= s <= (u_max,i - u0_i)/n_i``;
+    * ``n_i < 0``: the division by a negative number swaps the two bounds,
+      ``(u_max,i - u0_i)/n_i <= s <= (u_min,i - u0_i)/n_i``;
+    * ``n_i = 0`` (``|n_i|`` within a few ulp of zero): the shift does not move the
+      rotor, so it places no bound on ``s``; the rotor is only clipped.
+
+    ``s_lo`` is the largest lower and ``s_hi`` the smallest upper bound. The shift
+    is ``clip(0, s_lo, s_hi)`` (no shift when none is needed); if the interval is
+    empty, its midpoint, after which the inputs are clipped. No division by zero
+    happens, so values and derivatives are finite for every ``n``.
     """
 
     def __call__(self, data, wrench):
         u0 = data.G_pinv @ wrench
         n = data.collective
-        s_lo = jnp.max((data.u_min - u0) / n)
-        s_hi = jnp.min((data.u_max - u0) / n)
+        tiny = 8 * jnp.finfo(n.dtype).eps
+        pos, neg = n > tiny, n < -tiny
+        moves = pos | neg
+        n_safe = jnp.where(moves, n, 1.0)
+        to_min = (data.u_min - u0) / n_safe  # shift that puts rotor i on u_min
+        to_max = (data.u_max - u0) / n_safe  # shift that puts rotor i on u_max
+        lower = jnp.where(pos, to_min, jnp.where(neg, to_max, -jnp.inf))
+        upper = jnp.where(pos, to_max, jnp.where(neg, to_min, jnp.inf))
+        s_lo, s_hi = jnp.max(lower), jnp.min(upper)
         feasible = s_lo <= s_hi
-        mid = jnp.where(jnp.isfinite(s_hi), 0.5 * (s_lo + s_hi), s_lo)
+        both = jnp.isfinite(s_lo) & jnp.isfinite(s_hi)
+        mid = jnp.where(both, 0.5 * (jnp.where(both, s_lo, 0.0) + jnp.where(both, s_hi, 0.0)),
+                        jnp.where(jnp.isfinite(s_lo), s_lo, s_hi))
         s = jnp.where(feasible, jnp.clip(0.0, s_lo, s_hi), mid)
         u = jnp.clip(u0 + s * n, data.u_min, data.u_max)
         return _result(data, wrench, u, s)

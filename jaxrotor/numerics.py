@@ -14,10 +14,12 @@ from jax import Array
 __all__ = ["safe_sqrt", "safe_norm", "safe_normalize", "time_integral", "time_mean"]
 
 
-def safe_sqrt(x: Array, eps: float = 1e-12) -> Array:
+def safe_sqrt(x: Array, eps: float = 0.0) -> Array:
     """``sqrt(max(x, 0))`` elementwise, with derivative 0 (not inf or NaN) for ``x <= eps``.
 
-    The double ``where`` keeps the unused branch finite, so gradients through it stay finite.
+    The double ``where`` keeps the unused branch finite, so gradients through it stay
+    finite. With the default ``eps = 0`` the value is exact for every positive ``x``
+    (an error of 1e-9 m still has an RMSE of 1e-9 m).
     """
     pos = x > eps
     return jnp.where(pos, jnp.sqrt(jnp.where(pos, x, 1.0)), 0.0)

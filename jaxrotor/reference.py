@@ -102,7 +102,7 @@ def _sample(p, v, a, j, yaw, R=None) -> RefSample:
 
 
 class _Phase(AbstractReference):
-    """A single phase of fixed ``length`` [s] (its ``duration``)."""
+    """A single phase of fixed ``duration`` [s] (stored in the static field ``length``)."""
 
     length: eqx.AbstractVar[float]
 
@@ -120,16 +120,16 @@ def _positive(owner: str, name: str, value: float, example: str) -> float:
 
 
 class Hover(_Phase):
-    """Hold ``position`` [m] with heading ``yaw`` [rad] for ``length`` seconds."""
+    """Hold ``position`` [m] with heading ``yaw`` [rad] for ``duration`` seconds."""
 
     position: Array
     yaw: Array
     length: float = eqx.field(static=True)
 
-    def __init__(self, position, length: float, yaw: float = 0.0):
+    def __init__(self, position, duration: float, yaw: float = 0.0):
         self.position = _f(position)
         self.yaw = _f(yaw)
-        self.length = _positive("Hover", "length", length, "8.0")
+        self.length = _positive("Hover", "duration", duration, "8.0")
 
     def __call__(self, t):
         z = jnp.zeros(3, dtype=self.position.dtype)
@@ -137,9 +137,9 @@ class Hover(_Phase):
 
 
 class Transfer(_Phase):
-    """Minimum-jerk straight-line move from ``start`` to ``end`` [m] in ``length`` seconds.
+    """Minimum-jerk straight-line move from ``start`` to ``end`` [m] in ``duration`` seconds.
 
-    ``p(tau) = start + (end - start) s(tau / length)``, ``s(x) = 10x^3 - 15x^4 + 6x^5``.
+    ``p(tau) = start + (end - start) s(tau / duration)``, ``s(x) = 10x^3 - 15x^4 + 6x^5``.
     Velocity and acceleration are zero at both ends.
     """
 
@@ -148,9 +148,9 @@ class Transfer(_Phase):
     yaw: Array
     length: float = eqx.field(static=True)
 
-    def __init__(self, start, end, length: float, yaw: float = 0.0):
+    def __init__(self, start, end, duration: float, yaw: float = 0.0):
         self.start, self.end, self.yaw = _f(start), _f(end), _f(yaw)
-        self.length = _positive("Transfer", "length", length, "8.0")
+        self.length = _positive("Transfer", "duration", duration, "8.0")
 
     def __call__(self, t):
         T = self.length
@@ -164,16 +164,16 @@ class Transfer(_Phase):
         return _sample(self.start + d * s, d * ds * inside, d * dds * inside, d * ddds * inside, self.yaw)
 
 
-def takeoff(position, altitude: float, length: float, yaw: float = 0.0) -> Transfer:
+def takeoff(position, altitude: float, duration: float, yaw: float = 0.0) -> Transfer:
     """Vertical minimum-jerk climb from ``position`` to ``altitude`` [m] above it... to ``z = altitude``."""
     p0 = np.asarray(position, dtype=float)
-    return Transfer(p0, np.array([p0[0], p0[1], altitude]), length, yaw)
+    return Transfer(p0, np.array([p0[0], p0[1], altitude]), duration, yaw)
 
 
-def landing(position, length: float, ground: float = 0.0, yaw: float = 0.0) -> Transfer:
+def landing(position, duration: float, ground: float = 0.0, yaw: float = 0.0) -> Transfer:
     """Vertical minimum-jerk descent from ``position`` to ``z = ground`` [m]."""
     p0 = np.asarray(position, dtype=float)
-    return Transfer(p0, np.array([p0[0], p0[1], ground]), length, yaw)
+    return Transfer(p0, np.array([p0[0], p0[1], ground]), duration, yaw)
 
 
 class FigureEight(_Phase):
@@ -191,10 +191,10 @@ class FigureEight(_Phase):
     period: float = eqx.field(static=True)
     length: float = eqx.field(static=True)
 
-    def __init__(self, length: float, center=(0.0, 0.0, 1.0), amplitude=(1.0, 1.0), period: float = 30.0, yaw=0.0):
+    def __init__(self, duration: float, center=(0.0, 0.0, 1.0), amplitude=(1.0, 1.0), period: float = 30.0, yaw=0.0):
         self.center, self.amplitude, self.yaw = _f(center), _f(amplitude), _f(yaw)
         self.period = _positive("FigureEight", "period", period, "30.0")
-        self.length = _positive("FigureEight", "length", length, "29.0")
+        self.length = _positive("FigureEight", "duration", duration, "29.0")
 
     def __call__(self, t):
         w = 2 * math.pi / self.period
@@ -216,10 +216,10 @@ class Circle(_Phase):
     period: float = eqx.field(static=True)
     length: float = eqx.field(static=True)
 
-    def __init__(self, length: float, start=(0.0, 0.0, 1.0), radius: float = 1.0, period: float = 10.0, yaw=0.0):
+    def __init__(self, duration: float, start=(0.0, 0.0, 1.0), radius: float = 1.0, period: float = 10.0, yaw=0.0):
         self.start, self.radius, self.yaw = _f(start), _f(radius), _f(yaw)
         self.period = _positive("Circle", "period", period, "10.0")
-        self.length = _positive("Circle", "length", length, "10.0")
+        self.length = _positive("Circle", "duration", duration, "10.0")
 
     def __call__(self, t):
         w = 2 * math.pi / self.period
@@ -298,7 +298,7 @@ def _unleaves(template: RefSample, leaves) -> RefSample:
 def paper_maneuver(
     takeoff_time: float = 8.0,
     landing_time: float = 8.0,
-    total_time: float = 45.0,
+    duration: float = 45.0,
     altitude: float = 1.0,
     period: float = 30.0,
     amplitude=(1.0, 1.0),
@@ -312,11 +312,11 @@ def paper_maneuver(
     (from rest to ``(pi/15, 2 pi/15, 0)`` m/s) and at 37 s (back to rest), the two
     transients seen in the paper's Fig. 7.
     """
-    eight_time = total_time - takeoff_time - landing_time
+    eight_time = duration - takeoff_time - landing_time
     if not eight_time > 0:
         raise ValueError(
             f"paper_maneuver: takeoff ({takeoff_time} s) + landing ({landing_time} s) leave no time for the "
-            f"figure-eight within total_time = {total_time} s. Fix: raise total_time."
+            f"figure-eight within duration = {duration} s. Fix: raise duration."
         )
     up = takeoff((0.0, 0.0, 0.0), altitude, takeoff_time)
     eight = FigureEight(eight_time, center=(0.0, 0.0, altitude), amplitude=amplitude, period=period)

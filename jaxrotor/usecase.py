@@ -1,27 +1,31 @@
-"""The paper's use case end to end: fly a :class:`~jaxrotor.io.config.FlightSpec`, report, draw.
+"""The paper's use case end to end: fly a :class:`~jaxrotor.io.config.FlightConfig`, report, draw.
 
 :func:`paper_reproduction_spec` and :func:`paper_realistic_spec` build the two
 configurations of the RotorSuite use case in code (they equal
 ``configs/paper_reproduction.toml`` and ``configs/paper_realistic.toml``, which a
-test checks). :func:`run` flies a spec (and its comparison flight), prints the
-metrics table beside the paper's Table IV, and writes the figures,
-``trajectory.npz`` and ``metrics.json``.
+test checks). :func:`run` flies a configuration (and its comparison flight) with
+:func:`jaxrotor.flight.fly`, prints the metrics table beside the paper's Table IV,
+and writes the figures, ``trajectory.npz`` and ``metrics.json`` (the keys of
+:meth:`jaxrotor.metrics.FlightMetrics.to_dict` plus :data:`RUN_KEYS`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import time
 from pathlib import Path
 
 import jax
 import numpy as np
 
-from .io.config import FlightSpec
+from ._util import to_jsonable
+from .io.config import FlightConfig
 
 __all__ = [
     "PAPER_TABLE_IV",
+    "RUN_KEYS",
     "FlightResult",
     "paper_reproduction_spec",
     "paper_realistic_spec",
@@ -30,44 +34,51 @@ __all__ = [
     "metrics_table",
 ]
 
-#: Table IV, analytic column (mean absolute errors): e_p [m], e_R [rad].
+#: Table IV, analytic column (mean absolute errors per axis): e_p [m], e_R [rad]
+#: (keys as in :class:`~jaxrotor.metrics.FlightMetrics`).
 PAPER_TABLE_IV = {
-    "mae_position": [1.7216e-03, 3.4434e-03, 1.5840e-05],
-    "mae_orientation": [8.5025e-18, 7.0063e-18, 7.1449e-18],
+    "mae_position_xyz": [1.7216e-03, 3.4434e-03, 1.5840e-05],
+    "mae_orientation_xyz": [8.5025e-18, 7.0063e-18, 7.1449e-18],
 }
+
+#: Keys of one flight's ``metrics.json`` entry besides the :class:`~jaxrotor.metrics.FlightMetrics` fields:
+#: run name, Table I label (and its ASCII form), wall-clock time of the compiled run and of compilation [s].
+RUN_KEYS = ("name", "label", "label_ascii", "wall_time_s", "compile_time_s")
 
 
 @dataclasses.dataclass
 class FlightResult:
-    """One flown spec: the trajectory, its metrics (plain floats/lists) and timings [s]."""
+    """One flown configuration: the trajectory, its metrics (plain floats/lists) and timings [s]."""
 
-    spec: FlightSpec
+    config: FlightConfig
     trajectory: object
     metrics: dict
     compile_time_s: float
     wall_time_s: float
 
 
-def _spec(name, platform, controller, allocator, actuators, compare=None) -> FlightSpec:
+def _config(name, platform, controller, allocator, actuators, compare=None) -> FlightConfig:
+    from .flight import Flight
     from .integrate import Integrator
     from .reference import paper_maneuver
 
-    return FlightSpec(name=name, platform=platform, controller=controller, allocator=allocator, actuators=actuators,
-                      reference=paper_maneuver(), integrator=Integrator(rtol=1e-9, atol=1e-11), save_dt=0.01, t1=None,
-                      compare=compare, source="<builtin>", raw={})
+    flight = Flight(reference=paper_maneuver(), allocator=allocator, actuators=actuators,
+                    integrator=Integrator(rtol=1e-9, atol=1e-11), save_dt=0.01)
+    return FlightConfig(name=name, platform=platform, controller=controller, flight=flight, compare=compare)
 
 
-def paper_realistic_spec() -> FlightSpec:
+def paper_realistic_spec() -> FlightConfig:
     """Table II hexarotor, Table III gains, inputs clipped to ``[0, u_max]``, 30 ms first-order motor lag."""
     from .allocators import Clip
     from .control import FullyActuatedSE3
     from .dynamics import Actuators, FirstOrderMotor
     from .design.presets import paper_hexarotor
 
-    return _spec("paper_realistic", paper_hexarotor(), FullyActuatedSE3(), Clip(), Actuators(motor=FirstOrderMotor(0.03)))
+    return _config("paper_realistic", paper_hexarotor(), FullyActuatedSE3(), Clip(),
+                   Actuators(motor=FirstOrderMotor(0.03)))
 
 
-def paper_reproduction_spec(with_comparison: bool = True) -> FlightSpec:
+def paper_reproduction_spec(with_comparison: bool = True) -> FlightConfig:
     """The analytic setup as the paper runs it (exact pseudo-inverse ``u`` applied directly),
     compared against :func:`paper_realistic_spec` when ``with_comparison``."""
     from .allocators import PseudoInverse
@@ -75,62 +86,79 @@ def paper_reproduction_spec(with_comparison: bool = True) -> FlightSpec:
     from .dynamics import Actuators
     from .design.presets import paper_hexarotor
 
-    return _spec("paper_reproduction", paper_hexarotor(), FullyActuatedSE3(), PseudoInverse(), Actuators(),
-                 compare=paper_realistic_spec() if with_comparison else None)
+    return _config("paper_reproduction", paper_hexarotor(), FullyActuatedSE3(), PseudoInverse(), Actuators(),
+                   compare=paper_realistic_spec() if with_comparison else None)
 
 
-def _to_py(x):
-    return np.asarray(x).tolist()
+def fly(config: FlightConfig) -> FlightResult:
+    """Compile and fly one configuration with :func:`jaxrotor.flight.fly`; time the compiled run apart from compilation.
 
+    The metrics are :func:`jaxrotor.metrics.flight_metrics` in their JSON form
+    (:meth:`~jaxrotor.metrics.FlightMetrics.to_dict`) plus :data:`RUN_KEYS`.
+    """
+    from .flight import fly as fly_flight
+    from .metrics import flight_metrics
 
-def fly(spec: FlightSpec) -> FlightResult:
-    """Compile and fly one spec; time the compiled run separately from compilation."""
-    from .metrics import tracking_metrics
-    from .simulate import simulate
-
-    kwargs = dict(allocator=spec.allocator, actuators=spec.actuators, integrator=spec.integrator, save_dt=spec.save_dt,
-                  t1=spec.t1)
     t0 = time.perf_counter()
-    traj = simulate(spec.platform, spec.controller, spec.reference, **kwargs)
+    traj = fly_flight(config.platform, config.controller, config.flight)
     jax.block_until_ready(traj.p)
     first = time.perf_counter() - t0
     t0 = time.perf_counter()
-    traj = simulate(spec.platform, spec.controller, spec.reference, **kwargs)
+    traj = fly_flight(config.platform, config.controller, config.flight)
     jax.block_until_ready(traj.p)
     wall = time.perf_counter() - t0
-    m = tracking_metrics(traj, spec.platform.c_f, spec.platform.c_tau)
     metrics = {
-        "name": spec.name,
-        "label": spec.platform.label(),
-        "label_ascii": spec.platform.label(ascii=True),
-        **{f.name: _to_py(getattr(m, f.name)) for f in dataclasses.fields(m)},
-        "num_steps": int(traj.num_steps),
-        "sim_time_s": float(traj.t[-1] - traj.t[0]),
+        "name": config.name,
+        "label": config.platform.label(),
+        "label_ascii": config.platform.label(ascii=True),
+        **flight_metrics(traj, config.platform).to_dict(),
         "wall_time_s": wall,
         "compile_time_s": max(first - wall, 0.0),
     }
-    metrics["diverged"] = bool(metrics["diverged"])
-    return FlightResult(spec=spec, trajectory=traj, metrics=metrics, compile_time_s=metrics["compile_time_s"],
+    return FlightResult(config=config, trajectory=traj, metrics=metrics, compile_time_s=metrics["compile_time_s"],
                         wall_time_s=wall)
 
 
+_W = 22  # column width of the metrics table
+
+
+def _cell(value, fmt: str, diverged: bool) -> str:
+    """One right-aligned cell: ``DIVERGED`` for a diverged flight, ``n/a`` for a non-finite number."""
+    if diverged:
+        return f"{'DIVERGED':>{_W}}"
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{'n/a':>{_W}}"
+    return f"{format(value, fmt):>{_W}}"
+
+
 def metrics_table(results: list[FlightResult], paper: dict | None = PAPER_TABLE_IV) -> str:
-    """A plain-text table of mean absolute errors per component, with the paper's column."""
-    names = [r.spec.name for r in results]
-    header = f"{'metric':<22}" + ("".join(f"{'paper (Table IV, a)':>22}" if paper else "")) + "".join(f"{n:>22}" for n in names)
+    """A plain-text table of the per-axis errors of each flight, with the paper's Table IV column.
+
+    Rows: mean absolute, largest and RMS position error per axis [m], mean absolute
+    orientation error per axis [rad] (``*_xyz`` of :class:`~jaxrotor.metrics.FlightMetrics`),
+    saturated fraction, solver steps and timings. A diverged flight's column reads
+    ``DIVERGED`` in every error row (its numbers are meaningless, often inf or NaN).
+    """
+    names = [r.config.name for r in results]
+    blank = f"{'':>{_W}}" if paper else ""
+    header = f"{'metric':<{_W}}" + (f"{'paper (Table IV, a)':>{_W}}" if paper else "") + "".join(
+        f"{n:>{_W}}" for n in names)
     lines = [header, "-" * len(header)]
-    rows = [("mae e_p,%s [m]" % c, "mae_position", i) for i, c in enumerate("xyz")]
-    rows += [("mae e_R,%d [rad]" % (i + 1), "mae_orientation", i) for i in range(3)]
-    rows += [("max |e_p,%s| [m]" % c, "max_abs_position_error", i) for i, c in enumerate("xyz")]
-    rows += [("rmse e_p,%s [m]" % c, "rmse_position", i) for i, c in enumerate("xyz")]
+    rows = [("mae e_p,%s [m]" % c, "mae_position_xyz", i) for i, c in enumerate("xyz")]
+    rows += [("mae e_R,%d [rad]" % (i + 1), "mae_orientation_xyz", i) for i in range(3)]
+    rows += [("max |e_p,%s| [m]" % c, "max_position_error_xyz", i) for i, c in enumerate("xyz")]
+    rows += [("rmse e_p,%s [m]" % c, "rmse_position_xyz", i) for i, c in enumerate("xyz")]
     for title, key, i in rows:
-        ref = f"{paper[key][i]:>22.4e}" if paper and key in paper else (f"{'':>22}" if paper else "")
-        lines.append(f"{title:<22}" + ref + "".join(f"{r.metrics[key][i]:>22.4e}" for r in results))
-    for title, key, fmt in (("saturated fraction", "saturation_fraction", ".4f"), ("diverged", "diverged", ""),
-                            ("solver steps", "num_steps", "d"), ("wall time [s]", "wall_time_s", ".4f"),
+        ref = f"{paper[key][i]:>{_W}.4e}" if paper and key in paper else blank
+        lines.append(f"{title:<{_W}}" + ref + "".join(
+            _cell(r.metrics[key][i], ".4e", r.metrics["diverged"]) for r in results))
+    lines.append(f"{'saturated fraction':<{_W}}" + blank + "".join(
+        _cell(r.metrics["saturation_fraction"], ".4f", r.metrics["diverged"]) for r in results))
+    lines.append(f"{'diverged':<{_W}}" + blank + "".join(
+        f"{'DIVERGED' if r.metrics['diverged'] else 'no':>{_W}}" for r in results))
+    for title, key, fmt in (("solver steps", "num_steps", "d"), ("wall time [s]", "wall_time_s", ".4f"),
                             ("compile time [s]", "compile_time_s", ".2f")):
-        lines.append(f"{title:<22}" + (f"{'':>22}" if paper else "") + "".join(
-            f"{format(r.metrics[key], fmt) if fmt else str(r.metrics[key]):>22}" for r in results))
+        lines.append(f"{title:<{_W}}" + blank + "".join(_cell(r.metrics[key], fmt, False) for r in results))
     return "\n".join(lines)
 
 
@@ -140,14 +168,16 @@ def _save_npz(path: Path, traj) -> None:
     np.savez_compressed(path, **{k: np.asarray(getattr(traj, k)) for k in keys}, diverged=np.asarray(traj.diverged))
 
 
-def run(spec: FlightSpec, out_dir: str | Path | None = None, progress: bool = True, echo=print) -> dict:
-    """Fly ``spec`` (and ``spec.compare``), print the metrics table, write outputs into ``out_dir``.
+def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool = True, echo=print) -> dict:
+    """Fly ``config`` (and ``config.compare``), print the metrics table, write outputs into ``out_dir``.
 
     Writes ``fig6_trajectory_3d.png``, ``fig7_errors.png``, ``fig8_rotor_speeds.png``,
     ``trajectory.npz`` (and ``trajectory_<compare>.npz``) and ``metrics.json``, which
-    holds the metrics of ``spec`` at top level (``label``, ``mae_position``,
-    ``mae_orientation``, ``max_abs_position_error``, ``diverged``, ``sim_time_s``,
-    ``wall_time_s``, ...) and those of the comparison flight under ``"compare"``.
+    holds the metrics of ``config`` at top level (every :class:`~jaxrotor.metrics.FlightMetrics`
+    field, e.g. ``mae_position_xyz`` [m], ``diverged``, ``duration`` [s], ``num_steps``, plus
+    :data:`RUN_KEYS` and ``source``), those of the comparison flight under ``"compare"``,
+    and for the paper's flights the Table IV values under ``"paper_table_iv_analytic"``.
+    Non-finite numbers (a diverged flight) are written as ``null``.
 
     Returns:
         The ``metrics.json`` content.
@@ -156,17 +186,17 @@ def run(spec: FlightSpec, out_dir: str | Path | None = None, progress: bool = Tr
 
     from .io import plotting
 
-    out = Path(out_dir) if out_dir is not None else Path("jaxrotor-out") / spec.name
+    out = Path(out_dir) if out_dir is not None else Path("jaxrotor-out") / config.name
     out.mkdir(parents=True, exist_ok=True)
-    specs = [spec] + ([spec.compare] if spec.compare is not None else [])
-    steps = [f"fly {s.name}" for s in specs] + ["figures", "files"]
-    bar = tqdm(total=len(steps), disable=not progress, desc=spec.name, unit="step")
+    configs = [config] + ([config.compare] if config.compare is not None else [])
+    steps = [f"fly {c.name}" for c in configs] + ["figures", "files"]
+    bar = tqdm(total=len(steps), disable=not progress, desc=config.name, unit="step")
     results = []
-    for s in specs:
-        bar.set_postfix_str(f"compiling + flying {s.name}")
-        results.append(fly(s))
+    for c in configs:
+        bar.set_postfix_str(f"compiling + flying {c.name}")
+        results.append(fly(c))
         bar.update()
-    runs = {r.spec.name: r.trajectory for r in results}
+    runs = {r.config.name: r.trajectory for r in results}
     bar.set_postfix_str("drawing figures")
     label = results[0].metrics["label"]
     plotting.plot_trajectory_3d(runs, out / "fig6_trajectory_3d.png", title=f"{label}: 3D trajectory")
@@ -176,19 +206,21 @@ def run(spec: FlightSpec, out_dir: str | Path | None = None, progress: bool = Tr
     bar.set_postfix_str("writing files")
     _save_npz(out / "trajectory.npz", results[0].trajectory)
     for r in results[1:]:
-        _save_npz(out / f"trajectory_{r.spec.name}.npz", r.trajectory)
+        _save_npz(out / f"trajectory_{r.config.name}.npz", r.trajectory)
     metrics = dict(results[0].metrics)
-    metrics["source"] = spec.source
-    if spec.name.startswith("paper"):
+    metrics["source"] = config.source
+    paper = PAPER_TABLE_IV if config.name.startswith("paper") else None
+    if paper:
         metrics["paper_table_iv_analytic"] = PAPER_TABLE_IV
     if len(results) > 1:
         metrics["compare"] = results[1].metrics
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    metrics = to_jsonable(metrics)
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2, allow_nan=False, ensure_ascii=False))
     bar.update()
     bar.close()
-    echo(metrics_table(results, PAPER_TABLE_IV if spec.name.startswith("paper") else None))
+    echo(metrics_table(results, paper))
     for r in results:
         if r.metrics["diverged"]:
-            echo(f"WARNING: flight {r.spec.name!r} DIVERGED (non-finite or runaway state, or solver failure).")
+            echo(f"WARNING: flight {r.config.name!r} DIVERGED (non-finite or runaway state, or solver failure).")
     echo(f"outputs written to {out}")
     return metrics

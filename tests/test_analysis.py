@@ -422,3 +422,124 @@ def test_tilting_platform_at_given_angles(reports):
     assert r.lateral_force_capability_N == pytest.approx(ref.lateral_force_capability_N, rel=1e-9)
     assert r.fail_safe == ref.fail_safe and r.condition_number == pytest.approx(ref.condition_number, rel=1e-10)
     assert float(analysis.condition_number(p, alpha=jnp.asarray(T["alpha0"]))) == pytest.approx(ref.condition_number)
+
+
+# --------------------------------------------------------------------------- conditioning of rank-deficient designs
+
+
+def tilted_mount_quad(angle):
+    """A flat quadrotor whose four spin axes all lean by ``angle`` about ``x_B``: rank G = 4, no zero rows in G."""
+    l = 0.25
+    axis = [0.0, math.sin(angle), math.cos(angle)]
+    return explicit_platform([[l, 0, 0], [0, l, 0], [-l, 0, 0], [0, -l, 0]], mass=1.5, c_f=CF, c_tau=CT,
+                             kappa=[-1.0, 1.0, -1.0, 1.0], axes=[axis] * 4, inertia=[0.02, 0.02, 0.04],
+                             omega_max=700.0)
+
+
+@pytest.mark.parametrize("angle", [0.1, 0.5, 0.9])
+def test_condition_number_of_rank_deficient_design_is_inf_not_nan(angle):
+    """Round-off makes the smallest eigenvalue of G_s G_s^T slightly negative here; kappa must stay inf."""
+    p = tilted_mount_quad(angle)
+    assert analysis.ranks(p)["rank_G"] == 4
+    k = float(analysis.condition_number(p))
+    assert not math.isnan(k) and (math.isinf(k) or k > 1e6)
+    sv = np.asarray(analysis.singular_values(p))
+    assert np.all(np.isfinite(sv)) and np.all(sv >= 0.0)
+    assert float(analysis.condition_number(presets.get("cs_4r"))) == math.inf
+
+
+def test_condition_number_gradient_finite_for_full_rank(paper):
+    g = jax.grad(lambda a: analysis.condition_number(_with_angles(paper, a, paper.beta)))(paper.alpha)
+    assert np.isfinite(g) and abs(float(g)) > 1e-3
+
+
+# --------------------------------------------------------------------------- rotor-loss thrust-to-weight, exactly
+
+
+def _max_force_by_vertex_enumeration(p, lost):
+    """Independent ``max |F u| / (m g)`` over ``M u = 0``, bounds: enumerate every vertex of the polytope.
+
+    ``u = N t`` with ``N`` a basis of ``ker M`` (k columns); a vertex makes ``k`` of the
+    ``2 m`` bound constraints active. The maximum of the convex ``|F N t|`` is at a vertex.
+    """
+    import itertools
+
+    from scipy.linalg import null_space
+
+    F, M = np.asarray(force_matrix(p)), np.asarray(moment_matrix(p))
+    keep = [i for i in range(F.shape[1]) if i != lost]
+    F, M = F[:, keep], M[:, keep]
+    lo, hi = np.asarray(p.u_min)[keep], np.asarray(p.u_max)[keep]
+    N = null_space(M / CF)
+    k, m = N.shape[1], len(keep)
+    rows, rhs = np.vstack([N, -N]), np.concatenate([hi, -lo])  # rows @ t <= rhs
+    best = 0.0
+    for act in itertools.combinations(range(2 * m), k):
+        R = rows[list(act)]
+        if abs(np.linalg.det(R)) < 1e-12:
+            continue
+        t = np.linalg.solve(R, rhs[list(act)])
+        if np.all(rows @ t <= rhs + 1e-9 * np.abs(rhs).max()):
+            best = max(best, float(np.linalg.norm(F @ N @ t)))
+    return best / float(p.mass * p.gravity)
+
+
+#: A 10-rotor design with uneven cants, dihedrals and speed limits: after losing rotor 2 the zero-moment force
+#: polytope (in 3-D) has its farthest vertex between sampled directions (a sampled support bound reads 2.0426).
+ODD_DECA = dict(
+    alpha=[0.527, -0.003, 0.308, -0.258, 0.037, -0.454, -0.639, -0.738, 0.323, -0.070],
+    beta=[0.539, 0.501, 0.231, 0.584, 0.355, 0.460, 0.244, 0.118, 0.103, 0.109],
+    omega_max=[702.0, 456.0, 410.0, 816.0, 450.0, 625.0, 644.0, 710.0, 652.0, 869.0],
+)
+
+
+@pytest.mark.parametrize("design", ["paper", "odd_deca"])
+def test_rotor_loss_thrust_to_weight_is_exact(paper, design):
+    """The reported rotor-loss thrust-to-weight is the polytope's largest force, not a sampled bound."""
+    if design == "paper":
+        p, rotors = paper, range(6)
+    else:
+        p = star_platform(10, 0.3, mass=4.0, c_f=CF, c_tau=CT, inertia=[0.1, 0.1, 0.2], **ODD_DECA)
+        rotors = [2]
+    losses = analysis.rotor_loss(p)
+    for j in rotors:
+        assert losses[j].hoverable
+        assert losses[j].thrust_to_weight == pytest.approx(_max_force_by_vertex_enumeration(p, j), rel=1e-9)
+    if design == "odd_deca":
+        assert losses[2].thrust_to_weight == pytest.approx(2.048834027, rel=1e-9)
+
+
+# --------------------------------------------------------------------------- the one barrier solver
+
+
+def test_barrier_lp_against_linprog_and_finite_differences():
+    """max c.z on {z : a.z = 1, 0 <= z <= 1} (z in R^3): value within sum(mask)/t of HiGHS, exact-ish gradient."""
+    from jaxrotor.analysis.barrier import barrier_lp, barrier_schedule, null_projector
+
+    def smooth(c):
+        a = jnp.array([[1.0, 2.0, 1.0]])
+        z0 = jnp.full(3, 0.25)  # a . z0 = 1, strictly inside the box
+        g = jnp.concatenate([jnp.eye(3), -jnp.eye(3)])
+        h = jnp.concatenate([jnp.zeros(3), -jnp.ones(3)])
+        mask = jnp.ones(6, dtype=bool)
+        return barrier_lp(c, g, h, mask, z0, null_projector(a), jnp.zeros(3), barrier_schedule(1e6, 6, 12, jnp.float64))
+
+    c = jnp.array([1.0, 0.5, 2.0])
+    res = linprog(-np.asarray(c), A_eq=[[1.0, 2.0, 1.0]], b_eq=[1.0], bounds=[(0, 1)] * 3, method="highs")
+    value = float(smooth(c))
+    assert -res.fun - 6 / 1e6 <= value <= -res.fun + 1e-12  # the LP optimum is 2 (z = e_3)
+    grad = np.asarray(jax.grad(smooth)(c))
+    h = 1e-6
+    fd = [(float(smooth(c + h * e)) - float(smooth(c - h * e))) / (2 * h) for e in np.eye(3)]
+    np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(grad, [0.0, 0.0, 1.0], atol=1e-4)  # d(optimum)/dc = z* = e_3
+
+
+def test_rotor_loss_margin_lives_in_analysis(paper):
+    from jaxrotor.optimize import objectives
+
+    assert objectives.rotor_loss_margin is analysis.rotor_loss_margin
+    exact = min(x.margin for x in analysis.rotor_loss(paper))
+    assert float(analysis.rotor_loss_margin(paper, temperature=0.0)) == pytest.approx(exact, abs=2e-5)
+    with pytest.raises(ValueError, match="temperature"):
+        analysis.rotor_loss_margin(paper, temperature=-1.0)

@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from jaxrotor.io import config as cfg
+import jaxrotor as jr
 from jaxrotor import optimize as op
 from jaxrotor.cli import main
+from jaxrotor.io import optimize_config as oc
+from jaxrotor.io.toml import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,12 +55,27 @@ def short_tune_config(iterations=6):
 
 
 def test_shipped_configs_load():
-    tune = op.load(ROOT / "configs" / "tune_gains.toml", kind="tune")
+    tune = oc.load(ROOT / "configs" / "tune_gains.toml", kind="tune")
     assert len(tune.problem.parameters.names(tune.problem.design)) == 18
-    assert tune.problem.reference.period == 10.0
-    tilt = op.load(ROOT / "configs" / "optimize_tilt.toml")
+    flight = tune.problem.design.flight
+    assert isinstance(flight, jr.Flight) and flight is tune.flight.flight
+    assert flight.reference.period == 10.0 and flight.reference.duration == 20.0 and flight.save_dt == 0.02
+    assert flight.limits.max_rate == 100.0 and not flight.integrator.adaptive and flight.integrator.dt == 0.01
+    assert float(flight.actuators.motor.time_constant) == 0.03
+    assert (tune.options.iterations, tune.options.patience, tune.options.max_increase) == (300, 50, 1.5)
+    assert tune.problem.divergence_penalty == 1000.0 and tune.optimizer.learning_rate == 0.05
+    tilt = oc.load(ROOT / "configs" / "optimize_tilt.toml")
     assert tilt.problem.parameters.names(tilt.problem.design) == ["platform.alpha", "platform.beta"]
     assert {t.name for t in tilt.problem.objective.leaves()} == {"tracking_rmse", "saturation", "energy"}
+
+
+def test_bounded_objective_term_is_one_constrained_term():
+    data = short_tune_config()
+    data["objective"] = {"hover_efficiency": {"weight": 0.5, "at_least": 0.85, "penalty": 1e3}}
+    conf = oc.from_dict(data, "c.toml")
+    term = conf.problem.objective
+    assert isinstance(term, op.objectives.Constrained)
+    assert (float(term.weight), float(term.lower), float(term.upper), float(term.penalty)) == (0.5, 0.85, float("inf"), 1e3)
 
 
 def test_tune_writes_history_result_and_plots_then_resumes(tmp_path):
@@ -118,6 +135,10 @@ def test_optimize_design_only_objective(tmp_path):
         (lambda d: d["optimize"].update(learning_rate=0.0), ["optimize.learning_rate", "0.0"]),
         (lambda d: d["optimize"].update(optimiser="adam"), ["optimize.optimiser", "unknown key"]),
         (lambda d: d["solver"].update(adaptive=True), ["solver.adaptive", "fixed-step"]),
+        (lambda d: d["optimize"].update(max_rate=50.0), ["`optimize.max_rate` = 50.0 moved to `flight.max_rate`",
+                                                       "under [flight]"]),
+        (lambda d: d["optimize"].update(iterations=0), ["optimize.iterations", ">= 1"]),
+        (lambda d: d["objective"]["tracking"].update(at_least=0.2, at_most=0.1), ["objective.tracking", "lower <= upper"]),
     ],
 )
 def test_config_errors_name_file_key_value_and_fix(tmp_path, edit, words):
@@ -127,8 +148,8 @@ def test_config_errors_name_file_key_value_and_fix(tmp_path, edit, words):
     edit(data)
     config = tmp_path / "bad.toml"
     config.write_text(dump(data))
-    with pytest.raises(cfg.ConfigError) as err:
-        op.load(config)
+    with pytest.raises(ConfigError) as err:
+        oc.load(config)
     msg = str(err.value)
     assert str(config) in msg
     for w in words:
@@ -141,5 +162,5 @@ def test_nested_parameter_tables_get_a_quoting_hint(tmp_path):
     text = dump(short_tune_config()) + "\n[parameters.platform.alpha]\ntransform = \"log\"\n"
     config = tmp_path / "nested.toml"
     config.write_text(text)
-    with pytest.raises(cfg.ConfigError, match='quote dotted paths'):
-        op.load(config)
+    with pytest.raises(ConfigError, match='quote dotted paths'):
+        oc.load(config)

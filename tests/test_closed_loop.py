@@ -11,8 +11,9 @@ from jaxrotor import presets, so3
 from jaxrotor.allocators import Clip, PseudoInverse, TorquePriority, prepare_allocation
 from jaxrotor.control import FullyActuatedSE3, UnderactuatedSE3
 from jaxrotor.so3 import attitude_error
-from jaxrotor.metrics import mae, max_abs, orientation_error, position_error, tracking_metrics
+from jaxrotor.metrics import flight_metrics, mae, max_abs, orientation_error, position_error
 from jaxrotor.reference import Circle, FigureEight, Hover, Sequence, Transfer, paper_maneuver
+from jaxrotor.flight import fly
 from jaxrotor.simulate import simulate
 from jaxrotor.usecase import PAPER_TABLE_IV, paper_realistic_spec, paper_reproduction_spec
 
@@ -70,8 +71,8 @@ def test_minimum_jerk_endpoints_and_sequence_jumps():
     for tj in (8.0, 37.0):
         np.testing.assert_allclose(m(jnp.asarray(tj - 1e-9)).p, m(jnp.asarray(tj)).p, atol=1e-8)
     assert float(m(jnp.asarray(45.0)).p[2]) == pytest.approx(0.0, abs=1e-14)
-    with pytest.raises(ValueError, match="total_time"):
-        paper_maneuver(total_time=10.0)
+    with pytest.raises(ValueError, match="duration"):
+        paper_maneuver(duration=10.0)
 
 
 # --------------------------------------------------------------------------- allocators
@@ -179,11 +180,7 @@ def test_underactuated_quadrotor_converges_and_tracks_figure_eight():
 def use_case_runs():
     rep = paper_reproduction_spec(with_comparison=False)
     real = paper_realistic_spec()
-    out = {}
-    for spec in (rep, real):
-        out[spec.name] = simulate(spec.platform, spec.controller, spec.reference, allocator=spec.allocator,
-                                  actuators=spec.actuators, integrator=spec.integrator, save_dt=spec.save_dt)
-    return out
+    return {cfg.name: fly(cfg.platform, cfg.controller, cfg.flight) for cfg in (rep, real)}
 
 
 @pytest.mark.slow
@@ -192,7 +189,7 @@ def test_paper_reproduction_matches_table_iv(use_case_runs):
     assert not bool(tr.diverged)
     assert float(tr.t[-1]) == pytest.approx(45.0)
     e_p, e_R = position_error(tr), orientation_error(tr)
-    m_p, paper = np.asarray(mae(e_p)), PAPER_TABLE_IV["mae_position"]
+    m_p, paper = np.asarray(mae(e_p)), PAPER_TABLE_IV["mae_position_xyz"]
     assert abs(m_p[0] / paper[0] - 1) < 0.15
     assert abs(m_p[1] / paper[1] - 1) < 0.15
     assert m_p[2] < 1e-4
@@ -220,7 +217,7 @@ def test_realistic_configuration_saturates_briefly(use_case_runs):
     assert np.all(m_real > m_rep) and np.all(np.asarray(max_abs(position_error(real)))[:2] < 0.10)
     assert float(jnp.max(mae(orientation_error(real)))) > 1e-7  # no longer round-off
     # the motor model: rotor speeds lag the command
-    m = tracking_metrics(real, presets.paper_hexarotor().c_f, presets.paper_hexarotor().c_tau)
+    m = flight_metrics(real, presets.paper_hexarotor())
     assert 0 < float(m.saturation_fraction) < 0.02
 
 
@@ -233,14 +230,14 @@ def test_divergence_is_flagged_under_vmap_without_poisoning(hexa):
     integ = jr.Integrator(adaptive=False, dt=0.01)
     s0 = jr.initial_state(hexa, p=[0.1, 0.0, 1.0], R=so3.exp(jnp.array([0.1, 0.0, 0.2])), rotor_speed="hover")
 
-    def fly(k_w):
+    def run(k_w):
         return simulate(hexa, FullyActuatedSE3(K_w=k_w), ref, integrator=integ, save_dt=0.05, state0=s0)
 
     k_w = jnp.array([25.0, 1e5, 5.0])  # K_w = 1e5 N m s/rad on J ~ 0.15: |lambda| dt ~ 6000, RK unstable
-    batch = jax.vmap(fly)(k_w)
+    batch = jax.vmap(run)(k_w)
     assert np.asarray(batch.diverged).tolist() == [False, True, False]
     for i in (0, 2):
-        single = fly(k_w[i])
+        single = run(k_w[i])
         np.testing.assert_allclose(batch.p[i], single.p, atol=1e-12)
         assert bool(jnp.all(jnp.isfinite(batch.p[i])))
     m = jax.vmap(lambda tr: mae(position_error(tr)))(batch)
@@ -318,7 +315,7 @@ def test_tilting_platform_tracks_exactly_while_tilting(servo):
 
 
 def test_simulate_rejects_bad_inputs_before_flying(hexa):
-    with pytest.raises(ValueError, match="FullyActuatedSE3 needs a fully actuated platform.*rank G = 4.*UnderactuatedSE3"):
+    with pytest.raises(ValueError, match="FullyActuatedSE3 needs rank G = 6.*has rank 4.*UnderactuatedSE3"):
         simulate(presets.cs_4r(), FullyActuatedSE3(), paper_maneuver())
     with pytest.raises(ValueError, match="`save_dt` = 0.0"):
         simulate(hexa, FullyActuatedSE3(), paper_maneuver(), save_dt=0.0)

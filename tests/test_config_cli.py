@@ -7,9 +7,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+import jaxrotor as jr
 from jaxrotor.io import config as cfg
+from jaxrotor.io.toml import ConfigError
 from jaxrotor.cli import main
-from jaxrotor.usecase import paper_realistic_spec, paper_reproduction_spec
+from jaxrotor.metrics import FlightMetrics
+from jaxrotor.usecase import RUN_KEYS, paper_realistic_spec, paper_reproduction_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((ROOT / "configs").glob("*.toml"))
@@ -30,18 +33,24 @@ def _leaves_equal(a, b):
 
 @pytest.mark.parametrize("path", FLIGHT_CONFIGS, ids=lambda p: p.name)
 def test_every_flight_config_loads(path):
-    spec = cfg.load(path)
-    assert spec.name == path.stem
-    assert spec.platform.n_rotors >= 4
+    conf = cfg.load(path)
+    assert conf.name == path.stem
+    assert conf.platform.n_rotors >= 4
+    assert isinstance(conf.flight, jr.Flight) and conf.flight.save_dt == 0.01 and conf.flight.t1 is None
+    assert conf.flight.integrator.rtol == 1e-9 and conf.flight.integrator.atol == 1e-11
 
 
 def test_builtin_use_case_equals_config_files():
     for builtin, name in ((paper_reproduction_spec(), "paper_reproduction.toml"), (paper_realistic_spec(), "paper_realistic.toml")):
-        spec = cfg.load(ROOT / "configs" / name)
-        for part in ("platform", "controller", "allocator", "actuators", "reference"):
-            assert type(getattr(spec, part)) is type(getattr(builtin, part)), part
-            _leaves_equal(getattr(spec, part), getattr(builtin, part))
-        assert spec.integrator == builtin.integrator and spec.save_dt == builtin.save_dt
+        conf = cfg.load(ROOT / "configs" / name)
+        for part in ("platform", "controller", "flight"):
+            assert type(getattr(conf, part)) is type(getattr(builtin, part)), part
+            _leaves_equal(getattr(conf, part), getattr(builtin, part))
+        for part in ("reference", "allocator", "actuators", "limits"):
+            assert type(getattr(conf.flight, part)) is type(getattr(builtin.flight, part)), part
+        assert conf.flight.integrator == builtin.flight.integrator
+        assert (conf.flight.save_dt, conf.flight.t1, conf.flight.limits) == (0.01, None, builtin.flight.limits)
+        assert conf.flight.reference.duration == 45.0
     assert cfg.load(ROOT / "configs" / "paper_reproduction.toml").compare.name == "paper_realistic"
 
 
@@ -55,6 +64,7 @@ kind = "fully_actuated"
 kind = "hover"
 duration = 1.0
 """
+FIRST_ORDER = '[actuators.motor]\nkind = "first_order"\n'
 
 
 @pytest.mark.parametrize(
@@ -67,9 +77,18 @@ duration = 1.0
         (BASE.replace('kind = "fully_actuated"', 'kind = "pid"'), "controller.kind", "unknown choice"),
         (BASE.replace("duration = 1.0", "duration = -1.0"), "reference.duration", "> 0"),
         (BASE + "[solver]\nrtol = 1e-9\nrtoll = 1e-3\n", "solver.rtoll", "unknown key"),
-        (BASE + "[actuators]\nmotor = \"first_order\"\n", "actuators.time_constant", "missing key"),
-        (BASE + "[actuators]\nmotor = \"first_order\"\ntime_constant = 0.0\n", "actuators.time_constant", "> 0"),
+        (BASE + "[solver]\nkind = \"rk4\"\n", "solver.kind", "unknown choice"),
+        (BASE + "[solver]\nmax_steps = 0\n", "solver.max_steps", ">= 1"),
+        (BASE + FIRST_ORDER, "actuators.motor.time_constant", "missing key"),
+        (BASE + FIRST_ORDER + "time_constant = 0.0\n", "actuators.motor.time_constant", "> 0"),
+        (BASE + FIRST_ORDER + "time_constnat = 0.03\n", "actuators.motor.time_constant", "`actuators.motor.time_constnat` = 0.03 a misspelling"),
+        (BASE + FIRST_ORDER + "time_constant = 0.03\ntau = 0.03\n", "actuators.motor.tau", "unknown key"),
+        (BASE + "[actuators.servo]\nkind = \"first_order\"\nrate_limit = -1.0\n", "actuators.servo.rate_limit", "> 0"),
+        (BASE + "[actuators]\nmotr = \"ideal\"\n", "actuators.motr", "unknown key"),
         (BASE + "[allocator]\nkind = \"magic\"\n", "allocator.kind", "unknown choice"),
+        (BASE + "[flight]\nsave_dt = 0.0\n", "flight.save_dt", "> 0"),
+        (BASE + "[flight]\nmax_rate = -5.0\n", "flight.max_rate", "> 0"),
+        (BASE + "[flight]\nt1 = \"end\"\n", "flight.t1", "expected float"),
         (BASE.split("[reference]")[0], "[reference]", "missing table"),
     ],
 )
@@ -80,6 +99,80 @@ def test_malformed_config_messages(tmp_path, text, key, words):
         cfg.load(path)
     msg = str(err.value)
     assert str(path) in msg and f"`{key}`" in msg and words in msg and "Fix:" in msg
+
+
+#: (old TOML, the old key as quoted, the new key the message must name)
+RENAMES = [
+    ("[solver]\nmethod = \"tsit5\"\n", "solver.method", "was renamed: use `solver.kind`", 'kind = "tsit5"'),
+    ("[solver]\nsave_dt = 0.02\n", "solver.save_dt", "moved to `flight.save_dt`", "save_dt = 0.02"),
+    ("[solver]\nt1 = 3.0\n", "solver.t1", "moved to `flight.t1`", "t1 = 3.0"),
+    ("[actuators]\nmotor = \"first_order\"\ntime_constant = 0.03\n", "actuators.motor",
+     'moved: write [actuators.motor] kind = "first_order"', "time_constant"),
+    ("[actuators]\nmotor = \"ideal\"\n", "actuators.motor", 'moved: write [actuators.motor] kind = "ideal"', "[actuators.motor]"),
+    ("[actuators]\nservo = \"first_order\"\n", "actuators.servo", 'moved: write [actuators.servo] kind = "first_order"',
+     "[actuators.servo]"),
+    ("[actuators]\ntime_constant = 0.03\n[actuators.motor]\nkind = \"first_order\"\n", "actuators.time_constant",
+     "moved to `actuators.motor.time_constant`", "time_constant = 0.03"),
+    ("[actuators]\nservo_time_constant = 0.05\n", "actuators.servo_time_constant",
+     "moved to `actuators.servo.time_constant`", "time_constant = 0.05"),
+    ("[actuators]\nservo_rate_limit = 6.0\n", "actuators.servo_rate_limit", "moved to `actuators.servo.rate_limit`",
+     "rate_limit = 6.0"),
+]
+
+
+@pytest.mark.parametrize("extra, old, says, fix", RENAMES, ids=[r[1] for r in RENAMES])
+def test_old_key_names_the_new_key(tmp_path, extra, old, says, fix):
+    path = tmp_path / "old.toml"
+    path.write_text(BASE + extra)
+    with pytest.raises(ConfigError) as err:
+        cfg.load(path)
+    msg = str(err.value)
+    assert msg.startswith(f"{path}: key `{old}` = ") and says in msg and "Fix:" in msg and fix in msg, msg
+
+
+@pytest.mark.parametrize("old", ["total_time = 45.0", "length = 45.0"])
+def test_old_reference_duration_names(tmp_path, old):
+    path = tmp_path / "old.toml"
+    path.write_text(BASE.replace('kind = "hover"\nduration = 1.0', f'kind = "paper_maneuver"\n{old}'))
+    with pytest.raises(ConfigError) as err:
+        cfg.load(path)
+    key = old.split(" ")[0]
+    assert f"key `reference.{key}` = 45.0 was renamed: use `reference.duration`" in str(err.value)
+    assert "Fix: write `duration = 45.0` in [reference]" in str(err.value)
+
+
+def test_flight_table_builds_the_flight(tmp_path):
+    text = BASE + (FIRST_ORDER + "time_constant = 0.04\n[actuators.servo]\nkind = \"first_order\"\ntime_constant = 0.1\n"
+                   "rate_limit = 3.0\n[solver]\nkind = \"heun\"\nadaptive = false\ndt = 0.005\nmax_steps = 5000\n"
+                   "[flight]\nsave_dt = 0.05\nt1 = 0.5\nmax_position = 10.0\nmax_speed = 5.0\nmax_rate = 20.0\n")
+    conf = cfg.loads(text, "f.toml")
+    f = conf.flight
+    assert isinstance(f, jr.Flight) and (f.save_dt, f.t1, f.end_time) == (0.05, 0.5, 0.5)
+    assert (f.limits.max_position, f.limits.max_speed, f.limits.max_rate) == (10.0, 5.0, 20.0)
+    assert float(f.actuators.motor.time_constant) == 0.04
+    assert (float(f.actuators.servo.time_constant), float(f.actuators.servo.rate_limit)) == (0.1, 3.0)
+    integ = f.integrator
+    assert type(integ.solver).__name__ == "Heun" and (integ.adaptive, integ.dt, integ.max_steps) == (False, 0.005, 5000)
+    assert integ.rtol is None and integ.atol is None  # omitted tolerances follow the dtype
+    assert f.reference.duration == 1.0 and f.save_times.shape == (11,)
+    assert conf.with_t1(0.2).flight.end_time == 0.2 and conf.flight.t1 == 0.5  # with_t1 copies
+
+
+def test_flight_config_flies_like_simulate():
+    """``fly(config.platform, config.controller, config.flight)`` is ``jaxrotor.simulate`` with the same arguments."""
+    text = BASE.replace("duration = 1.0", "duration = 0.5\nposition = [0.0, 0.0, 1.0]") + (
+        "[allocator]\nkind = \"clip\"\n" + FIRST_ORDER + "time_constant = 0.03\n[solver]\nadaptive = false\n"
+        "dt = 0.01\n[flight]\nsave_dt = 0.05\nt1 = 0.4\n")
+    conf = cfg.loads(text, "f.toml")
+    a = jr.fly(conf.platform, conf.controller, conf.flight)
+    f = conf.flight
+    b = jr.simulate(conf.platform, conf.controller, f.reference, allocator=jr.Clip(),
+                    actuators=jr.Actuators(motor=jr.FirstOrderMotor(0.03)), integrator=jr.Integrator(adaptive=False, dt=0.01),
+                    save_dt=0.05, t1=0.4)
+    assert a.t.shape == (9,) and float(a.t[-1]) == pytest.approx(0.4)
+    for k in ("t", "p", "v", "R", "omega", "u", "rotor_speed"):
+        np.testing.assert_array_equal(np.asarray(getattr(a, k)), np.asarray(getattr(b, k)), err_msg=k)
+    assert not bool(a.diverged) and float(a.rotor_speed[0, 0]) > 0
 
 
 def test_unknown_preset_and_bad_platform_values(tmp_path):
@@ -100,32 +193,81 @@ def test_unknown_preset_and_bad_platform_values(tmp_path):
         cfg.load(tmp_path / "missing.toml")
 
 
-def _check_outputs(out: Path, compare: bool):
+METRIC_KEYS = set(FlightMetrics.__dataclass_fields__)
+
+
+def _check_outputs(out: Path, compare: bool, t1: float = 0.5):
     for f in ("fig6_trajectory_3d.png", "fig7_errors.png", "fig8_rotor_speeds.png", "trajectory.npz", "metrics.json"):
         assert (out / f).stat().st_size > 0, f
     m = json.loads((out / "metrics.json").read_text())
-    for k in ("label", "mae_position", "mae_orientation", "max_abs_position_error", "diverged", "sim_time_s", "wall_time_s"):
-        assert k in m
-    assert len(m["mae_position"]) == 3 and m["diverged"] is False
+    # the metric keys are exactly the FlightMetrics fields; the rest describe the run
+    extra = {"source", "compare", "paper_table_iv_analytic"}
+    assert METRIC_KEYS <= set(m) and set(m) - METRIC_KEYS <= set(RUN_KEYS) | extra, set(m) - METRIC_KEYS
+    assert set(RUN_KEYS) | {"source"} <= set(m)
+    assert len(m["mae_position_xyz"]) == 3 and isinstance(m["mae_position"], float) and m["diverged"] is False
+    assert m["duration"] == pytest.approx(t1) and m["num_steps"] > 0
     assert ("compare" in m) == compare
+    if compare:
+        assert set(m["compare"]) == METRIC_KEYS | set(RUN_KEYS)
     data = np.load(out / "trajectory.npz")
     assert data["p"].shape == (len(data["t"]), 3)
     return m
 
 
 def test_cli_simulate_default_is_paper_use_case(tmp_path):
-    res = CliRunner().invoke(main, ["simulate", "--out", str(tmp_path), "--no-progress", "--t1", "2.0"])
+    res = CliRunner().invoke(main, ["simulate", "--out", str(tmp_path), "--no-progress", "--t1", "0.5"])
     assert res.exit_code == 0, res.output
-    assert "paper (Table IV, a)" in res.output and "mae e_p,x [m]" in res.output
+    assert "paper (Table IV, a)" in res.output and "mae e_p,x [m]" in res.output and "DIVERGED" not in res.output
     m = _check_outputs(tmp_path, compare=True)
-    assert m["label"] == "CS_α0β0-Ted_6R" and m["sim_time_s"] == pytest.approx(2.0)
+    assert m["label"] == "CS_α0β0-Ted_6R" and m["source"] == "<builtin>"
+    assert m["paper_table_iv_analytic"]["mae_position_xyz"][0] == pytest.approx(1.7216e-03)
+    # the first 0.5 s of the minimum-jerk takeoff: exact tracking with ideal actuation, tens of
+    # micrometres behind it with the 30 ms motor lag; no rotor near its bound
+    assert m["max_position_error"] < 1e-6 and 1e-5 < m["compare"]["max_position_error"] < 1e-4
+    assert m["saturation_fraction"] == 0.0 and m["compare"]["saturation_fraction"] == 0.0
+    assert m["energy"] == pytest.approx(0.5 * m["mean_power"], rel=1e-6) and 200.0 < m["energy"] < 300.0  # J
 
 
 @pytest.mark.parametrize("path", FLIGHT_CONFIGS, ids=lambda p: p.name)
 def test_cli_simulate_every_config(tmp_path, path):
-    res = CliRunner().invoke(main, ["simulate", str(path), "--out", str(tmp_path), "--no-progress", "--t1", "2.0"])
+    res = CliRunner().invoke(main, ["simulate", str(path), "--out", str(tmp_path), "--no-progress", "--t1", "0.5"])
     assert res.exit_code == 0, res.output
-    _check_outputs(tmp_path, compare="compare =" in path.read_text())
+    m = _check_outputs(tmp_path, compare="compare =" in path.read_text())
+    assert m["source"] == str(path)
+
+
+def test_cli_simulate_diverged_flight_says_so_and_fails(tmp_path):
+    """A runaway flight: its column reads DIVERGED instead of numbers, the command exits 1."""
+    path = tmp_path / "runaway.toml"
+    # the climb to 1 m passes the 0.05 m position limit: the flight is flagged as diverged
+    path.write_text(BASE.replace('kind = "hover"\nduration = 1.0', 'kind = "paper_maneuver"')
+                    + "[flight]\nsave_dt = 0.1\nmax_position = 0.05\n")
+    res = CliRunner().invoke(main, ["simulate", str(path), "--out", str(tmp_path / "o"), "--no-progress", "--t1", "4.0"])
+    assert res.exit_code == 1, res.output
+    rows = [line for line in res.output.splitlines() if line.startswith(("mae ", "max ", "rmse "))]
+    assert len(rows) == 12 and all(line.split()[-1] == "DIVERGED" for line in rows)
+    assert "WARNING: flight 't' DIVERGED" in res.output
+    m = json.loads((tmp_path / "o" / "metrics.json").read_text())
+    assert m["diverged"] is True
+
+
+@pytest.fixture
+def restore_x64():
+    import jax
+
+    yield
+    jax.config.update("jax_enable_x64", True)
+
+
+def test_cli_simulate_float32_prints_numbers(tmp_path, restore_x64):
+    """float32 flies the use case with float32 tolerances: finite numbers, no inf/nan in the table."""
+    res = CliRunner().invoke(main, ["simulate", "--float32", "--out", str(tmp_path), "--no-progress", "--t1", "0.5"])
+    assert res.exit_code == 0, res.output
+    rows = [line.split() for line in res.output.splitlines() if line.startswith(("mae ", "max ", "rmse "))]
+    assert len(rows) == 12 and "DIVERGED" not in res.output
+    assert all(np.isfinite(float(x)) for row in rows for x in row[-2:])  # both flights' columns are numbers
+    m = _check_outputs(tmp_path, compare=True)
+    assert m["max_position_error"] < 1e-4 and 1e-5 < m["compare"]["max_position_error"] < 1e-4
 
 
 def test_cli_simulate_bad_config_exits_with_message(tmp_path):

@@ -22,6 +22,7 @@ import pytest
 from jax.flatten_util import ravel_pytree
 
 import jaxrotor as jr
+from jaxrotor.flight import Flight
 from jaxrotor.optimize import objectives as ob
 from jaxrotor import optimize as op
 from jaxrotor.reference import FigureEight, Hover, Sequence
@@ -37,14 +38,14 @@ SELECTION = {
     "platform.mass": None,
     "platform.inertia": None,
     "controller": None,
-    "actuators.motor.time_constant": None,
+    "flight.actuators.motor.time_constant": None,
 }
 # finite-difference checks: (name, parameter column)
 FD_COLUMNS = [
     "platform.alpha", "platform.beta", "platform.arm_length", "platform.mass",
     "platform.inertia[0,0]", "platform.inertia[1,1]", "platform.inertia[2,2]", "platform.inertia[0,1]",
     *[f"controller.{g}[{i}]" for g in ("K_p", "K_pi", "K_v", "K_R", "K_Ri", "K_w") for i in range(3)],
-    "actuators.motor.time_constant",
+    "flight.actuators.motor.time_constant",
 ]
 
 
@@ -55,11 +56,11 @@ def realistic_problem():
     hover), so the flight is a smooth function of the parameters and central differences converge;
     the saturation term (threshold 0.5) is active all along and smooth.
     """
-    design = op.Design(jr.presets.paper_hexarotor(), jr.FullyActuatedSE3(), jr.Actuators(motor=jr.FirstOrderMotor(0.03)))
+    flight = Flight(FigureEight(1.0, period=10.0, amplitude=(0.5, 0.5)), allocator=jr.Clip(),
+                    actuators=jr.Actuators(motor=jr.FirstOrderMotor(0.03)), integrator=FIXED, save_dt=0.02)
+    design = op.Design(jr.presets.paper_hexarotor(), jr.FullyActuatedSE3(), flight)
     objective = ob.Tracking(position=1.0, orientation=1.0) + ob.Energy() + ob.Effort() + ob.SaturationMargin(0.5)
-    return op.DesignProblem(design, op.Parameters.select(design, SELECTION), objective,
-                            reference=FigureEight(1.0, period=10.0, amplitude=(0.5, 0.5)), allocator=jr.Clip(),
-                            integrator=FIXED)
+    return op.DesignProblem(design, op.Parameters.select(design, SELECTION), objective)
 
 
 def _value_and_grad(theta, problem):
@@ -141,17 +142,16 @@ def test_diverged_member_is_flagged_and_isolated(batch):
 def test_ideal_tracking_error_does_not_depend_on_tilt():
     """Exact pseudo-inverse, no bounds, ideal motors: G G^+ w = w for any full-rank G, so the
     flight (and its tracking error) is the same for every tilt; energy is not."""
-    design = op.Design(jr.presets.paper_hexarotor(omega_max=float("inf")), jr.FullyActuatedSE3(), jr.Actuators())
-    params = op.Parameters.select(design, {"platform.alpha": None, "platform.beta": None})
     # hover, then the figure-eight starts with a velocity jump: a real tracking transient
     ref = Sequence((Hover((0.0, 0.0, 1.0), 0.3), FigureEight(0.7, period=8.0)))
+    flight = Flight(ref, allocator=jr.PseudoInverse(), integrator=FIXED, save_dt=0.02)
+    design = op.Design(jr.presets.paper_hexarotor(omega_max=float("inf")), jr.FullyActuatedSE3(), flight)
+    params = op.Parameters.select(design, {"platform.alpha": None, "platform.beta": None})
     objective = ob.Tracking(position=1.0, orientation=1.0) + ob.Weighted(ob.Energy(), 0.0)
-    problem = op.DesignProblem(design, params, objective, reference=ref, allocator=jr.PseudoInverse(),
-                               integrator=FIXED)
+    problem = op.DesignProblem(design, params, objective)
     a0, b0 = float(design.platform.alpha), float(design.platform.beta)
     h = 1e-4
     tilts = [(a0, b0), (a0 + h, b0), (a0 - h, b0), (a0, b0 + h), (a0, b0 - h), (0.05, 0.0), (0.6, 0.3), (0.1, 0.5)]
-    thetas = {"platform": None}
     theta0 = problem.init()
     thetas = jax.vmap(lambda a, b: eqx.tree_at(lambda t: (t.platform.alpha, t.platform.beta), theta0, (a, b)))(
         jnp.array([t[0] for t in tilts]), jnp.array([t[1] for t in tilts]))

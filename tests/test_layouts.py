@@ -12,12 +12,13 @@ from jaxrotor.design.layouts import (
     h_layout,
     hex_s550,
     octo_x8,
-    platform_from_table,
     plus_layout,
     racing_250,
     x_layout,
 )
 from jaxrotor.design.platform import rotor_axes, rotor_positions
+from jaxrotor.io.platform_table import platform_from_table
+from jaxrotor.io.toml import ConfigError
 
 CF, CT = 1.0e-5, 1.6e-7
 KW = dict(mass=1.5, c_f=CF, c_tau=CT, hub_mass=0.08, omega_max=800.0)
@@ -228,5 +229,5 @@ def test_platform_from_table_preset_and_parameters():
     ],
 )
 def test_platform_from_table_errors(table, pattern):
-    with pytest.raises(ValueError, match=pattern):
+    with pytest.raises(ConfigError, match=pattern):
         platform_from_table(table, "cfg.toml")

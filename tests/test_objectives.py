@@ -10,6 +10,9 @@ import pytest
 
 import jaxrotor as jr
 from jaxrotor import analysis
+from typing import ClassVar
+
+from jaxrotor.flight import DivergenceLimits, Flight
 from jaxrotor.optimize import objectives as ob
 from jaxrotor import optimize as op
 from jaxrotor.reference import Hover
@@ -20,23 +23,32 @@ def _tilted(alpha, beta, **kw):
     return eqx.tree_at(lambda q: (q.alpha, q.beta), p, (jnp.asarray(alpha, dtype=float), jnp.asarray(beta, dtype=float)))
 
 
-def _design(platform):
-    return op.Design(platform, jr.FullyActuatedSE3(), jr.Actuators())
+def _design(platform, flight=None):
+    return op.Design(platform, jr.FullyActuatedSE3(), flight)
 
 
-# --------------------------------------------------------------------------- primitives and composition
+class Counted(ob.AbstractDesignTerm):
+    """Test term: the hover efficiency, counting how often its measure is traced or called."""
+
+    calls: ClassVar[list] = []
+    sense: ClassVar[int] = -1
+    name: ClassVar[str] = "counted"
+
+    def measure(self, design, traj=None):
+        """``()`` the hover efficiency."""
+        self.calls.append(1)
+        return analysis.hover_efficiency(design.platform)
 
 
-def test_safe_sqrt_and_norm_have_finite_gradients_at_zero():
-    assert float(jax.grad(ob.safe_sqrt)(0.0)) == 0.0
-    assert float(jax.grad(ob.safe_sqrt)(4.0)) == pytest.approx(0.25)
-    g = jax.grad(lambda x: ob.safe_norm(x))(jnp.zeros(3))
-    assert np.all(np.isfinite(np.asarray(g)))
+# --------------------------------------------------------------------------- composition
 
 
 def test_terms_compose_into_weighted_sums_with_named_breakdowns():
     obj = ob.Tracking() + 0.5 * ob.Energy() + ob.at_least(ob.HoverEfficiency(), 0.95)
     assert isinstance(obj, ob.Sum) and len(obj.terms) == 3
+    flat = (ob.Tracking() + ob.Effort()) + (ob.Energy() + 2.0 * ob.WrenchShortfall())
+    assert [t.name for t in flat.terms] == ["tracking_rmse", "effort", "energy", "wrench_shortfall"]
+    assert flat.measure_names() == ["tracking_rmse", "effort", "energy", "wrench_shortfall"]
     assert obj.needs_flight
     assert not (ob.HoverEfficiency() + ob.Conditioning()).needs_flight
     assert sum([ob.Effort(), ob.Energy()]).needs_flight
@@ -53,12 +65,45 @@ def test_terms_compose_into_weighted_sums_with_named_breakdowns():
 def test_bounds_become_quadratic_penalties_on_the_measure():
     design = _design(_tilted(0.3, 0.1))
     eta = float(analysis.hover_efficiency(design.platform))
-    assert float(ob.at_least(ob.HoverEfficiency(), eta - 0.01, weight=100.0)(design)) == 0.0
-    assert float(ob.at_least(ob.HoverEfficiency(), eta + 0.01, weight=100.0)(design)) == pytest.approx(100 * 0.01**2)
-    assert float(ob.at_most(ob.Conditioning(), 1.0, weight=1.0)(design)) > 0.0
+    kappa = float(analysis.condition_number(design.platform))
+    assert float(ob.at_least(ob.HoverEfficiency(), eta - 0.01, penalty=100.0)(design)) == 0.0
+    assert float(ob.at_least(ob.HoverEfficiency(), eta + 0.01, penalty=100.0)(design)) == pytest.approx(100 * 0.01**2)
+    assert float(ob.at_most(ob.Conditioning(), 1.0, penalty=1.0)(design)) == pytest.approx((kappa - 1.0) ** 2)
     barrier = ob.Barrier(ob.HoverEfficiency(), lower=eta - 0.1, mu=0.01)
     assert float(barrier(design)) == pytest.approx(-0.01 * math.log(0.1), rel=1e-10)
     assert math.isnan(float(ob.Barrier(ob.HoverEfficiency(), lower=eta + 0.1)(design)))  # infeasible: NaN
+
+
+def test_constrained_weighs_the_measure_and_bounds_the_measure_not_the_weighted_cost():
+    """cost = weight * sense * m + penalty * relu(lower - m)^2, with m the measure (not weight * sense * m)."""
+    design = _design(_tilted(0.3, 0.1))
+    eta = float(analysis.hover_efficiency(design.platform))
+    term = ob.Constrained(ob.HoverEfficiency(), weight=2.0, lower=eta + 0.01, penalty=100.0)
+    assert float(term(design)) == pytest.approx(-2.0 * eta + 100.0 * 0.01**2, rel=1e-12)
+    # bound below the measure: only the weighted cost is left (a bound on -2 eta would be active here)
+    inside = ob.Constrained(ob.HoverEfficiency(), weight=2.0, lower=eta - 0.01, penalty=100.0)
+    assert float(inside(design)) == pytest.approx(-2.0 * eta, rel=1e-12)
+    assert set(term.breakdown(design)) == {"hover_efficiency"}
+    assert float(term.breakdown(design)["hover_efficiency"]) == pytest.approx(eta, rel=1e-12)
+    with pytest.raises(ValueError, match="lower <= upper"):
+        ob.Constrained(ob.HoverEfficiency(), lower=1.0, upper=0.5)
+
+
+def test_constrained_evaluates_its_measure_once():
+    """One evaluation of a problem's loss (value, term breakdown, bounds) traces the measure exactly once."""
+    design = _design(_tilted(0.3, 0.1))
+    eta = float(analysis.hover_efficiency(design.platform))
+    term = ob.Constrained(Counted(), weight=1.0, lower=eta + 0.01, upper=eta + 0.5, penalty=10.0)
+    Counted.calls.clear()
+    cost, parts = term.evaluate(design)
+    assert len(Counted.calls) == 1
+    assert float(cost) == pytest.approx(-eta + 10.0 * 0.01**2, rel=1e-12)
+    assert float(parts["counted"]) == pytest.approx(eta, rel=1e-12)
+    params = op.Parameters.select(design, {"platform.alpha": op.Interval(0.0, 1.0)})
+    problem = op.DesignProblem(design, params, term + ob.Conditioning())
+    Counted.calls.clear()
+    jax.make_jaxpr(lambda th: problem.loss(th)[0])(problem.init())
+    assert len(Counted.calls) == 1
 
 
 # --------------------------------------------------------------------------- design terms
@@ -134,12 +179,11 @@ def test_flight_terms_in_hover_have_their_closed_forms():
     """Level hover with exact allocation and ideal motors: effort = 1/eta, energy = eta^-1.5,
     no tracking error, no wrench shortfall; the saturation margin is the hover headroom."""
     tilts = [(0.0, 0.0), (0.5, 0.2)]
-    design = op.Design(jr.presets.paper_hexarotor(), jr.FullyActuatedSE3(), jr.Actuators())
+    design = _design(jr.presets.paper_hexarotor(), Flight(Hover((0.0, 0.0, 1.0), 0.5), allocator=jr.PseudoInverse()))
     params = op.Parameters.select(design, {"platform.alpha": None, "platform.beta": None})
     objective = (ob.Tracking(position=1.0, orientation=1.0) + ob.Effort() + ob.Energy() + ob.WrenchShortfall()
                  + ob.SaturationMargin(0.5))
-    problem = op.DesignProblem(design, params, objective, reference=Hover((0.0, 0.0, 1.0), 0.5),
-                               allocator=jr.PseudoInverse())
+    problem = op.DesignProblem(design, params, objective)
     theta0 = problem.init()
     thetas = jax.vmap(lambda a, b: eqx.tree_at(lambda t: (t.platform.alpha, t.platform.beta), theta0, (a, b)))(
         jnp.array([t[0] for t in tilts]), jnp.array([t[1] for t in tilts]))
@@ -156,3 +200,39 @@ def test_flight_terms_in_hover_have_their_closed_forms():
     margin = np.minimum(w_h, 700.0 - w_h) / 700.0
     expected = 6 * np.maximum(0.5 - margin, 0.0) ** 2 / 0.5**2
     np.testing.assert_allclose(terms["saturation"], expected, rtol=1e-8)
+
+
+def test_flight_terms_are_the_metrics_of_jaxrotor_metrics():
+    """Tracking, Effort and Energy measure exactly what flight_metrics reports (one formula each)."""
+    # hover, then a figure-eight that starts with a velocity jump: a real tracking transient
+    ref = jr.reference.Sequence((Hover((0.0, 0.0, 1.0), 0.3), jr.reference.FigureEight(0.7, period=8.0)))
+    flight = Flight(ref, integrator=jr.Integrator(adaptive=False, dt=0.01))
+    design = _design(_tilted(0.3, 0.1), flight)
+    traj = jr.flight.fly(design.platform, design.controller, flight)
+    m = jr.metrics.flight_metrics(traj, design.platform)
+    assert float(m.rmse_position) > 1e-4
+    assert float(ob.Tracking("rmse").measure(design, traj)) == pytest.approx(float(m.rmse_position), rel=1e-12)
+    assert float(ob.Tracking("mae").measure(design, traj)) == pytest.approx(float(m.mae_position), rel=1e-12)
+    assert float(ob.Tracking("rmse", 0.0, 1.0).measure(design, traj)) == pytest.approx(float(m.rmse_orientation),
+                                                                                       rel=1e-12)
+    assert float(ob.Effort().measure(design, traj)) == pytest.approx(float(m.effort_ratio), rel=1e-12)
+    assert float(ob.Energy().measure(design, traj)) == pytest.approx(float(m.power_ratio), rel=1e-12)
+    assert float(ob.Energy(normalize=False).measure(design, traj)) == pytest.approx(float(m.mean_power), rel=1e-12)
+
+
+@pytest.mark.parametrize("term", [ob.Effort(), ob.Energy()])
+def test_time_means_on_a_diverged_flight_stay_finite(term):
+    """A flight flagged diverged (here: it leaves a 0.5 m ball) is replaced by a finite stand-in that
+    keeps the time grid, so time means are 0 / duration, not 0 / 0: the raw objective is finite and
+    the gradient of the guarded value with respect to the design (mass enters the normalisation) is 0."""
+    flight = Flight(Hover((0.0, 0.0, 1.0), 0.2), integrator=jr.Integrator(adaptive=False, dt=0.01),
+                    limits=DivergenceLimits(max_position=0.5))
+    design = _design(jr.presets.paper_hexarotor(), flight)
+    problem = op.DesignProblem(design, op.Parameters.select(design, {"platform.mass": None}), term,
+                               divergence_penalty=5.0)
+    value, info = problem.evaluate(design)
+    assert bool(info.diverged) and bool(info.penalized) and float(value) == 5.0
+    assert float(info.raw) == 0.0  # the stand-in's rotors are at rest
+    g = jax.grad(lambda d: problem.evaluate(d)[0])(design)
+    assert float(g.platform.mass) == 0.0
+    assert np.all(np.isfinite(np.asarray(g.platform.c_f))) and np.all(np.isfinite(np.asarray(g.platform.c_tau)))

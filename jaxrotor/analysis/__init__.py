@@ -1,5 +1,80 @@
-"""Actuation analysis of a design: ranks, decoupling, hoverability, rotor-loss robustness,
-capability linear programs, and differentiable measures for optimisation."""
+"""Actuation analysis: what a design can do with its rotors (paper Sec. III-A, ref. [4]).
 
-from .core import *  # noqa: F401,F403
-from .core import __all__ as __all__
+``docs/analysis.md`` has the theory and every definition. The subpackage, in the
+order data flows through it:
+
+* :mod:`._system`: the normalised system ``x = u / u_ref``, ``A = G_s / n`` of a
+  platform, in JAX (:func:`._system.normalised`) and as concrete float64 NumPy
+  (:class:`._system.System`, built once per report), and the decorator that makes
+  each exact measure's public ``f(platform, alpha=None, beta=None)``.
+* :mod:`.barrier`: the one smooth linear-program solver (log-barrier central
+  point, damped Newton, implicit-function gradient).
+* :mod:`.measures`: differentiable measures (pure JAX, jit-able, vmappable):
+  singular values and condition number of ``G_s``, hover efficiency, smooth
+  lateral-force capability, rotor-loss margin.
+* :mod:`.exact`: exact reports by linear programs (SciPy HiGHS): ranks,
+  decoupling, static hoverability, rotor loss, hover input, thrust-to-weight,
+  lateral force, torque at hover, mixer diagnostics.
+* :mod:`.report`: :class:`ActuationReport` and :func:`analyze`.
+
+The unit-consistent allocation matrix and its characteristic length live in
+:mod:`jaxrotor.allocation` and are re-exported here.
+"""
+
+from ..allocation import characteristic_length as characteristic_length
+from ..allocation import scaled_allocation_matrix as scaled_allocation_matrix
+from .exact import DECOUPLING_CLASSES as DECOUPLING_CLASSES
+from .exact import WRENCH_AXES as WRENCH_AXES
+from .exact import RotorLoss as RotorLoss
+from .exact import decoupling as decoupling
+from .exact import hover_solution as hover_solution
+from .exact import lateral_force_capability as lateral_force_capability
+from .exact import lateral_force_profile as lateral_force_profile
+from .exact import lateral_force_set as lateral_force_set
+from .exact import max_torques_at_hover as max_torques_at_hover
+from .exact import ranks as ranks
+from .exact import rotor_loss as rotor_loss
+from .exact import static_hoverability as static_hoverability
+from .exact import thrust_to_weight as thrust_to_weight
+from .exact import torque_rows_balanced as torque_rows_balanced
+from .exact import unreachable_axes as unreachable_axes
+from .exact import yaw_authority as yaw_authority
+from .exact import zero_moment_force_set as zero_moment_force_set
+from .measures import condition_number as condition_number
+from .measures import horizontal_directions as horizontal_directions
+from .measures import hover_efficiency as hover_efficiency
+from .measures import rotor_loss_margin as rotor_loss_margin
+from .measures import singular_values as singular_values
+from .measures import smooth_lateral_force_capability as smooth_lateral_force_capability
+from .report import ActuationReport as ActuationReport
+from .report import analyze as analyze
+
+__all__ = [
+    "WRENCH_AXES",
+    "DECOUPLING_CLASSES",
+    "ActuationReport",
+    "RotorLoss",
+    "analyze",
+    "ranks",
+    "decoupling",
+    "static_hoverability",
+    "rotor_loss",
+    "hover_solution",
+    "thrust_to_weight",
+    "lateral_force_profile",
+    "lateral_force_capability",
+    "lateral_force_set",
+    "zero_moment_force_set",
+    "max_torques_at_hover",
+    "unreachable_axes",
+    "yaw_authority",
+    "torque_rows_balanced",
+    "characteristic_length",
+    "scaled_allocation_matrix",
+    "singular_values",
+    "condition_number",
+    "hover_efficiency",
+    "smooth_lateral_force_capability",
+    "rotor_loss_margin",
+    "horizontal_directions",
+]

@@ -7,7 +7,7 @@ JSON object on stdout (the keys of :meth:`~jaxrotor.analysis.ActuationReport.to_
 preset it analyses the paper's use-case hexarotor (``paper_hexarotor``). CONFIG
 is a TOML file whose ``[platform]`` table names a ``preset`` or gives the
 :func:`~jaxrotor.design.platform.star_platform` parameters
-(:func:`jaxrotor.io.platform_table.platform_from_table`). ``--out DIR`` also writes a 3D
+(read by :func:`jaxrotor.io.platform_table.load_platform`). ``--out DIR`` also writes a 3D
 drawing of the design and a picture of its force sets (PNG).
 
 JAX is imported inside the commands, so ``jaxrotor --help`` answers at once.
@@ -26,24 +26,13 @@ DEFAULT_PRESET = "paper_hexarotor"
 
 
 def _load_config(path: Path):
-    import tomllib
-
-    from ..io.platform_table import platform_from_table
+    """The platform of CONFIG's ``[platform]`` table, through the io layer; a config mistake is a usage error."""
+    from ..io.platform_table import load_platform
+    from ..io.toml import ConfigError
 
     try:
-        with open(path, "rb") as fh:
-            doc = tomllib.load(fh)
-    except tomllib.TOMLDecodeError as err:
-        raise click.BadParameter(f"{path}: not valid TOML ({err}). Fix: check the syntax of the file.",
-                                 param_hint="CONFIG") from None
-    if "platform" not in doc:
-        raise click.BadParameter(
-            f"{path}: no [platform] table (found: {', '.join(doc) or 'nothing'}). "
-            'Fix: add a [platform] table with `preset = "name"` or the platform parameters.',
-            param_hint="CONFIG")
-    try:
-        return platform_from_table(doc["platform"], str(path))
-    except ValueError as err:
+        return load_platform(path)
+    except ConfigError as err:
         raise click.BadParameter(str(err), param_hint="CONFIG") from None
 
 

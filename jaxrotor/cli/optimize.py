@@ -1,8 +1,8 @@
 """``jaxrotor tune CONFIG`` and ``jaxrotor optimize CONFIG``: gradient-based tuning and design.
 
 Both read a TOML file (the flight tables of ``jaxrotor simulate`` plus
-``[parameters]``, ``[objective]`` and ``[optimize]``; see ``docs/optimization.md``),
-run :func:`jaxrotor.optimize.minimize` with a progress bar, and write into the
+``[parameters]``, ``[objective]`` and ``[optimize]``; :mod:`jaxrotor.io.optimize_config`,
+``docs/optimization.md``), run :func:`jaxrotor.optimize.minimize` with a progress bar, and write into the
 output folder ``history.csv`` (one row per iteration, appended as it goes),
 ``checkpoint.eqx`` (to resume), ``result.json``, ``loss.png`` and ``params.png``.
 ``tune`` defaults the parameters to every controller gain (log-parameterised) and
@@ -31,31 +31,31 @@ def _options(fn):
 
 
 def _run(kind: str, config: str, out_dir, iterations, fresh: bool, no_progress: bool, float32: bool) -> None:
+    import dataclasses
     from pathlib import Path
 
     import jax
 
     jax.config.update("jax_enable_x64", not float32)
-    from ..io import config as cfg
     from .. import optimize as op
+    from ..io import optimize_config
+    from ..io.toml import ConfigError
 
     try:
-        conf = op.load(config, kind=kind)
-    except cfg.ConfigError as err:
+        conf = optimize_config.load(config, kind=kind)
+    except ConfigError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
     out = Path(out_dir) if out_dir is not None else Path("jaxrotor-out") / conf.name
-    run = dict(conf.run)
-    if iterations is not None:
-        run["iterations"] = iterations
+    options = conf.options if iterations is None else dataclasses.replace(conf.options, iterations=iterations)
     names = conf.problem.parameters.names(conf.problem.design)
     click.echo(f"{kind} {conf.name}: {len(names)} parameters ({', '.join(conf.problem.parameters.paths)}), "
                f"objective {conf.problem.objective.name}, {conf.optimizer.name} lr={conf.optimizer.learning_rate}, "
-               f"{run['iterations']} iterations -> {out}")
+               f"{options.iterations} iterations -> {out}")
     click.echo("compiling the step (the first iteration includes compilation) ...")
     try:
-        result = op.minimize(conf.problem, conf.optimizer, out_dir=out, resume=not fresh, progress=not no_progress,
-                             **run)
+        result = op.minimize(conf.problem, conf.optimizer.build(), options, out_dir=out, resume=not fresh,
+                             progress=not no_progress)
     except ValueError as err:  # e.g. DIR holds the history of a different problem
         click.echo(f"error: {err}", err=True)
         sys.exit(2)

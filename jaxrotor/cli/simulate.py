@@ -14,12 +14,14 @@ import click
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
 @click.option("--float32", is_flag=True, help="Run in float32 (default float64).")
 @click.option("--t1", type=click.FloatRange(min=0.0, min_open=True), default=None,
-              help="Stop the flight(s) at this time [s] instead of the reference's end.")
+              help="Stop the flight(s) at this time [s] instead of [flight] t1 or the reference's end.")
 def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32: bool, t1: float | None) -> None:
     """Fly CONFIG (a TOML file, see configs/); without CONFIG, the paper's hexarotor use case.
 
     Prints the metrics table and writes the figures (fig6_trajectory_3d.png,
     fig7_errors.png, fig8_rotor_speeds.png), trajectory.npz and metrics.json.
+    Exits with status 1 if a flight diverged (its table column reads DIVERGED),
+    2 for a configuration error.
     """
     import jax
 
@@ -28,16 +30,15 @@ def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32
     from .. import usecase
 
     try:
-        spec = usecase.paper_reproduction_spec() if config is None else cfg.load(config)
-    except cfg.ConfigError as err:
+        conf = usecase.paper_reproduction_spec() if config is None else cfg.load(config)
+        if t1 is not None:
+            conf = conf.with_t1(t1)
+    except (cfg.ConfigError, ValueError) as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
-    if t1 is not None:
-        spec.t1 = t1
-        if spec.compare is not None:
-            spec.compare.t1 = t1
-    metrics = usecase.run(spec, out_dir, progress=not no_progress, echo=click.echo)
-    if metrics["diverged"]:
+    metrics = usecase.run(conf, out_dir, progress=not no_progress, echo=click.echo)
+    if metrics["diverged"] or (metrics.get("compare") or {}).get("diverged"):
+        click.echo("error: a flight diverged; its metrics are not meaningful.", err=True)
         sys.exit(1)
 
 

@@ -1,14 +1,21 @@
-"""The ``[platform]`` table of a TOML configuration: a preset name or the star-platform keywords."""
+"""The ``[platform]`` table of a TOML configuration: a preset name or the star-platform keywords.
+
+Read through the TOML layer of :mod:`jaxrotor.io.toml`; every mistake is a
+:class:`~jaxrotor.io.toml.ConfigError` (a ``ValueError``) naming the file, the key,
+the value and the fix.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from ..design import presets as _presets
 from ..design.platform import Platform, star_platform
+from .toml import ConfigError, read_toml
 
-__all__ = ["platform_from_table", "PLATFORM_KEYS"]
+__all__ = ["platform_from_table", "load_platform", "PLATFORM_KEYS"]
 
 
 _NUMBER = "a number"
@@ -102,38 +109,38 @@ def platform_from_table(table: Mapping[str, Any], source: str) -> Platform:
         a validated :class:`Platform`.
 
     Raises:
-        ValueError: naming the file, the key, the bad value and the fix.
+        ConfigError: (a ``ValueError``) naming the file, the key, the bad value and the fix.
     """
     where = f"{source}: [platform]"
     if not isinstance(table, Mapping):
-        raise ValueError(f"{where} must be a table, got {type(table).__name__} {table!r}. "
+        raise ConfigError(f"{where} must be a table, got {type(table).__name__} {table!r}. "
                          "Fix: write a [platform] section with `preset = \"name\"` or the platform parameters.")
     if "preset" in table:
         preset = table["preset"]
         others = sorted(k for k in table if k != "preset")
         if others:
-            raise ValueError(f"{where} key `preset` = {preset!r} cannot be combined with {', '.join(others)}. "
+            raise ConfigError(f"{where} key `preset` = {preset!r} cannot be combined with {', '.join(others)}. "
                              "Fix: either name a preset alone, or drop `preset` and give every parameter.")
         if not isinstance(preset, str) or preset not in _presets.names():
-            raise ValueError(f"{where} key `preset` = {preset!r} is not a preset name. "
+            raise ConfigError(f"{where} key `preset` = {preset!r} is not a preset name. "
                              f"Fix: use one of {', '.join(_presets.names())} (see `jaxrotor presets`).")
         return _presets.get(preset)
     unknown = sorted(k for k in table if k not in PLATFORM_KEYS)
     if unknown:
-        raise ValueError(f"{where} has unknown key(s) {', '.join(f'`{k}`' for k in unknown)} "
+        raise ConfigError(f"{where} has unknown key(s) {', '.join(f'`{k}`' for k in unknown)} "
                          f"(value {table[unknown[0]]!r}). Fix: use `preset` or the keys "
                          f"{', '.join(PLATFORM_KEYS)}; check the spelling.")
     missing = [k for k in _REQUIRED if k not in table]
     if missing:
-        raise ValueError(f"{where} is missing the required key(s) {', '.join(f'`{k}`' for k in missing)}. "
+        raise ConfigError(f"{where} is missing the required key(s) {', '.join(f'`{k}`' for k in missing)}. "
                          f"Fix: add them (n, arm_length [m], mass [kg], c_f [N s^2/rad^2], c_tau [N m s^2/rad^2]) "
                          "or use `preset = \"name\"`.")
     for key, v in table.items():
         if not _kind_ok(key, v):
-            raise ValueError(f"{where} key `{key}` = {v!r} is invalid: expected {PLATFORM_KEYS[key]}. "
+            raise ConfigError(f"{where} key `{key}` = {v!r} is invalid: expected {PLATFORM_KEYS[key]}. "
                              f"Fix: write `{key}` as {PLATFORM_KEYS[key]}.")
     if "inertia" not in table and "hub_mass" not in table:
-        raise ValueError(f"{where} gives neither `inertia` nor `hub_mass`. Fix: add `inertia = [Jxx, Jyy, Jzz]` "
+        raise ConfigError(f"{where} gives neither `inertia` nor `hub_mass`. Fix: add `inertia = [Jxx, Jyy, Jzz]` "
                          "[kg m^2] or `hub_mass = ...` [kg] to build the inertia from lumped parts.")
     kwargs = dict(table)
     n = kwargs.pop("n")
@@ -144,5 +151,19 @@ def platform_from_table(table: Mapping[str, Any], source: str) -> Platform:
     try:
         return star_platform(n, arm, **kwargs)
     except ValueError as err:
-        raise ValueError(f"{where}: {err}") from None
+        raise ConfigError(f"{where}: {err}") from None
+
+
+def load_platform(path: str | Path) -> Platform:
+    """The platform of the ``[platform]`` table of the TOML file at ``path`` (other tables are ignored).
+
+    Raises:
+        ConfigError: no such file, not valid TOML, no ``[platform]`` table, or a bad
+            ``[platform]`` table (see :func:`platform_from_table`).
+    """
+    data = read_toml(path)
+    if "platform" not in data:
+        raise ConfigError(f"{path}: no [platform] table (found: {', '.join(data) or 'nothing'}). "
+                          'Fix: add a [platform] table with `preset = "name"` or the platform parameters.')
+    return platform_from_table(data["platform"], str(path))
 

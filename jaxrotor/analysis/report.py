@@ -1,0 +1,174 @@
+"""The full actuation report of a concrete platform: every exact measure, computed on one system."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+
+from .._util import to_jsonable
+from ..design.platform import Platform
+from ._system import system
+from .exact import (RotorLoss, _class_of, hover_solution, lateral_force_capability, max_torques_at_hover, ranks,
+                    rotor_loss, static_hoverability, thrust_to_weight, torque_rows_balanced, unreachable_axes,
+                    yaw_authority)
+
+__all__ = ["ActuationReport", "analyze"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ActuationReport:
+    """Every actuation property of a platform at given tilt angles (see ``docs/analysis.md``).
+
+    Attributes:
+        name: the platform's name.
+        label: Table I class label.
+        n_rotors: rotor count ``n``.
+        mass_kg, weight_N: ``m`` [kg] and ``m g`` [N].
+        F, M: ``(3, n)`` allocation matrices of eq. (10) [N/(rad^2/s^2)], [N m/(rad^2/s^2)].
+        rank_F, rank_M, rank_G: ranks (unit-consistent, :func:`jaxrotor.analysis.ranks`).
+        rank_thrust_torque: rank of the 4-row mixer ``[F_z; M]``.
+        fully_actuated: ``rank G = 6``.
+        dim_D: ``dim F ker(M)``.
+        decoupling: one of :data:`jaxrotor.analysis.DECOUPLING_CLASSES`.
+        realizable: some ``u > 0`` gives ``M u = 0``.
+        statically_hoverable: :func:`jaxrotor.analysis.static_hoverability`.
+        hover_margin: ``max min u / mean u`` over zero-moment inputs (0 if not hoverable).
+        fail_safe: statically hoverable after the loss of any single rotor.
+        fail_safe_within_bounds: and with a rotor-loss thrust-to-weight ``>= 1``.
+        rotor_loss: one :class:`jaxrotor.analysis.RotorLoss` per rotor.
+        level_hover_feasible: hover at level attitude is possible within the input bounds.
+        hover_u: ``(n,)`` minimum-norm level hover input [rad^2/s^2], or None.
+        hover_input_fraction: ``max_i u_h,i / u_max,i``.
+        hover_efficiency: ``|F u_h| / sum_i c_f,i u_h,i``.
+        thrust_to_weight: vertical force at level attitude, zero moment and no lateral
+            force, within bounds, over ``m g``.
+        nominal_thrust_to_weight: ``sum_i c_f,i u_max,i / (m g)``.
+        lateral_force_capability_N: :func:`jaxrotor.analysis.lateral_force_capability` [N].
+        lateral_directions: the number ``K`` of horizontal directions used.
+        max_torque_at_hover_Nm: :func:`jaxrotor.analysis.max_torques_at_hover` [N m].
+        singular_values: of ``G_s`` (:func:`jaxrotor.allocation.scaled_allocation_matrix`),
+            descending, ``min(6, n)`` values.
+        condition_number: ``sigma_1 / sigma_6`` of ``G_s`` (``inf`` unless fully actuated).
+        condition_number_range: ``sigma_1 / sigma_r`` with ``r = rank G`` (conditioning of
+            the reachable wrench subspace).
+        unreachable_axes: :func:`jaxrotor.analysis.unreachable_axes`.
+        yaw_authority: :func:`jaxrotor.analysis.yaw_authority` [m].
+        torque_rows_balanced: :func:`jaxrotor.analysis.torque_rows_balanced`.
+    """
+
+    name: str
+    label: str
+    n_rotors: int
+    mass_kg: float
+    weight_N: float
+    F: np.ndarray
+    M: np.ndarray
+    rank_F: int
+    rank_M: int
+    rank_G: int
+    rank_thrust_torque: int
+    fully_actuated: bool
+    dim_D: int
+    decoupling: str
+    realizable: bool
+    statically_hoverable: bool
+    hover_margin: float
+    fail_safe: bool
+    fail_safe_within_bounds: bool
+    rotor_loss: tuple[RotorLoss, ...]
+    level_hover_feasible: bool
+    hover_u: np.ndarray | None
+    hover_input_fraction: float
+    hover_efficiency: float
+    thrust_to_weight: float
+    nominal_thrust_to_weight: float
+    lateral_force_capability_N: float
+    lateral_directions: int
+    max_torque_at_hover_Nm: dict[str, float]
+    singular_values: np.ndarray
+    condition_number: float
+    condition_number_range: float
+    unreachable_axes: tuple[str, ...]
+    yaw_authority: float
+    torque_rows_balanced: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict with the attribute names as keys.
+
+        Arrays become nested lists, ``rotor_loss`` a list of dicts, and non-finite
+        floats (``inf``, NaN) become ``None`` (JSON ``null``).
+        """
+        return {f.name: to_jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+
+def analyze(platform: Platform, alpha=None, beta=None, *, n_directions: int = 36) -> ActuationReport:
+    """Compute the full :class:`ActuationReport` of a concrete platform.
+
+    Builds the normalised system once and calls every exact measure of
+    :mod:`jaxrotor.analysis.exact` on it (``f.on_system``).
+
+    Args:
+        platform: the design (concrete, not traced).
+        alpha, beta: optional tilt angles for a tilting platform (shapes of
+            ``platform.alpha`` / ``platform.beta``); default the platform's own.
+        n_directions: number of horizontal directions for the lateral-force capability.
+
+    Returns:
+        the report; ``report.to_dict()`` is what ``jaxrotor analyze --json`` prints.
+    """
+    s = system(platform, alpha, beta)
+    r = ranks.on_system(s)
+    h = static_hoverability.on_system(s)
+    losses = tuple(rotor_loss.on_system(s))
+    hover = hover_solution.on_system(s)
+    tw = thrust_to_weight.on_system(s)
+    sv = np.linalg.svd(s.Gs, compute_uv=False)
+    k = min(6, s.n)
+    sv6 = np.concatenate([sv, np.zeros(6 - len(sv))]) if len(sv) < 6 else sv
+    rank_G = r["rank_G"]
+    if hover["feasible"]:
+        lateral = lateral_force_capability.on_system(s, n_directions=n_directions)
+        torques = max_torques_at_hover.on_system(s)
+    else:  # the same values the LPs give, without solving them
+        lateral = math.nan
+        torques = {"roll": math.nan, "pitch": math.nan, "yaw": math.nan}
+    return ActuationReport(
+        name=platform.name,
+        label=platform.label(),
+        n_rotors=s.n,
+        mass_kg=float(platform.mass),
+        weight_N=s.weight,
+        F=s.F,
+        M=s.M,
+        rank_F=r["rank_F"],
+        rank_M=r["rank_M"],
+        rank_G=rank_G,
+        rank_thrust_torque=r["rank_thrust_torque"],
+        fully_actuated=rank_G == 6,
+        dim_D=h["dim_D"],
+        decoupling=_class_of(h["dim_D"]),
+        realizable=h["realizable"],
+        statically_hoverable=h["hoverable"],
+        hover_margin=h["margin"],
+        fail_safe=all(x.hoverable for x in losses),
+        fail_safe_within_bounds=all(x.hoverable and x.thrust_to_weight >= 1.0 for x in losses),
+        rotor_loss=losses,
+        level_hover_feasible=hover["feasible"],
+        hover_u=hover["u"],
+        hover_input_fraction=hover["input_fraction"],
+        hover_efficiency=hover["efficiency"],
+        thrust_to_weight=tw["thrust_to_weight"],
+        nominal_thrust_to_weight=tw["nominal_thrust_to_weight"],
+        lateral_force_capability_N=lateral,
+        lateral_directions=int(n_directions),
+        max_torque_at_hover_Nm=torques,
+        singular_values=sv6[:k],
+        condition_number=float(sv6[0] / sv6[5]) if rank_G == 6 else math.inf,
+        condition_number_range=float(sv[0] / sv[rank_G - 1]) if rank_G > 0 else math.inf,
+        unreachable_axes=unreachable_axes.on_system(s),
+        yaw_authority=yaw_authority.on_system(s),
+        torque_rows_balanced=torque_rows_balanced.on_system(s),
+    )
