@@ -29,7 +29,7 @@ measured on 45 s: 2.4e-6 and 6.2e-6). Writes ``benchmark_gradients.json`` into O
 Run::
 
     python experiments/benchmark_gradients.py              # 45 s, 5 repeats, FD check
-    python experiments/benchmark_gradients.py --quick      # 3 s horizon, 3 repeats, FD on 4 parameters (< 60 s)
+    python experiments/benchmark_gradients.py --quick      # 3 s horizon, 5 repeats, FD on 4 parameters (< 60 s)
 """
 
 from __future__ import annotations
@@ -62,13 +62,13 @@ FD_TOL = {"ideal": 1e-5, "realistic": 1e-4}  # worst relative error against cent
 
 def make_problem(kind: str, t1: float | None) -> op.DesignProblem:
     realistic = kind == "realistic"
-    design = op.Design(jr.presets.paper_hexarotor(), jr.FullyActuatedSE3(),
-                       jr.Actuators(motor=jr.FirstOrderMotor(0.03)) if realistic else jr.Actuators())
+    flight = jr.Flight(paper_maneuver(), allocator=jr.Clip() if realistic else jr.PseudoInverse(),
+                       actuators=jr.Actuators(motor=jr.FirstOrderMotor(0.03)) if realistic else jr.Actuators(),
+                       integrator=jr.Integrator(adaptive=False, dt=0.01), save_dt=0.01, t1=t1)
+    design = op.Design(jr.presets.paper_hexarotor(), jr.FullyActuatedSE3(), flight)
     params = op.Parameters.select(design, {"controller": None, "platform.alpha": None, "platform.beta": None})
     objective = ob.Tracking(position=1.0, orientation=1.0) + ob.Energy()
-    return op.DesignProblem(design, params, objective, reference=paper_maneuver(),
-                            allocator=jr.Clip() if realistic else jr.PseudoInverse(),
-                            integrator=jr.Integrator(adaptive=False, dt=0.01), save_dt=0.01, t1=t1)
+    return op.DesignProblem(design, params, objective)
 
 
 def _time(fn, repeats):
@@ -115,7 +115,7 @@ def fd_check(problem, fwd, grad_vec, columns):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="3 s horizon, 3 repeats, FD on 4 parameters (smoke test)")
+    ap.add_argument("--quick", action="store_true", help="3 s horizon, 5 repeats, FD on 4 parameters (smoke test)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--no-fd", action="store_true", help="skip the finite-difference check")
     ap.add_argument("--out", default=None,
@@ -124,7 +124,7 @@ def main(argv=None) -> int:
     out = Path(args.out or ("jaxrotor-out/benchmark_gradients" + ("_quick" if args.quick else "")))
     t1 = 3.0 if args.quick else None
     # a few repeats even in --quick: the ratio is a checked minimum, one timing on a busy machine is noisy
-    repeats = 3 if args.quick else args.repeats
+    repeats = max(5, args.repeats) if args.quick else args.repeats
     print(f"jax {jax.__version__} on {jax.default_backend()} ({_platform.processor() or _platform.machine()}, "
           f"{os.cpu_count()} CPU cores), float64")
     print(f"flight: paper use case, {'3' if args.quick else '45'} s, fixed-step Tsit5 dt = 0.01 s; "

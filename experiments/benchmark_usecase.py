@@ -41,6 +41,7 @@ Writes ``benchmark_usecase.json`` into OUT (default
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import os
 import platform as _platform
@@ -57,8 +58,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 import jaxrotor  # noqa: E402
-from jaxrotor.integrate import save_times  # noqa: E402
-from jaxrotor.simulate import simulate  # noqa: E402
+from jaxrotor.flight import fly  # noqa: E402
 from jaxrotor.usecase import paper_reproduction_spec  # noqa: E402
 
 from _checks import Checks  # noqa: E402
@@ -253,11 +253,17 @@ def main(argv=None) -> int:
     batch = args.batch if args.batch is not None else (4 if args.quick else 64)
 
     spec = paper_reproduction_spec(with_comparison=False)
-    plat, ctrl, ref = spec.platform, spec.controller, spec.reference
-    t_end = args.t1 if args.t1 is not None else (2.0 if args.quick else ref.duration)
-    t_end = min(t_end, ref.duration)
-    ts = save_times(0.0, t_end, spec.save_dt)
-    common = dict(allocator=spec.allocator, actuators=spec.actuators, t1=t_end)
+    plat, ctrl, base_flight = spec.platform, spec.controller, spec.flight
+    duration = base_flight.reference.duration
+    t_end = args.t1 if args.t1 is not None else (2.0 if args.quick else duration)
+    t_end = min(t_end, duration)
+    save_dt = base_flight.save_dt
+
+    def flight_with(integrator, save_dt=save_dt):
+        """The spec's flight (reference, allocator, actuators) to ``t_end`` with this integrator and output period."""
+        return dataclasses.replace(base_flight, integrator=integrator, save_dt=save_dt, t1=t_end)
+
+    ts = flight_with(base_flight.integrator).save_times
 
     print("jaxrotor use-case benchmark")
     print(f"  python {sys.version.split()[0]}, jax {jax.__version__}, backend {jax.default_backend()}, "
@@ -266,27 +272,27 @@ def main(argv=None) -> int:
         load = " (load average %.1f %.1f %.1f)" % os.getloadavg()
     except OSError:
         load = ""
-    print(f"  flight: {spec.name}, {plat.label()}, horizon {t_end:g} s, save every {spec.save_dt} s "
+    print(f"  flight: {spec.name}, {plat.label()}, horizon {t_end:g} s, save every {save_dt} s "
           f"({len(ts)} samples), float64, repeats {repeats} (minima reported){load}")
     print()
 
     # ---------------------------------------------------------------- 1. jaxrotor single flights
     # (name, integrator, save_dt, counts for the MAE comparison)
     variants = [
-        ("jaxrotor adaptive Tsit5 rtol=1e-9", spec.integrator, spec.save_dt, True),
-        ("jaxrotor fixed Tsit5 dt=0.01", jaxrotor.Integrator(adaptive=False, dt=0.01), spec.save_dt, True),
-        ("jaxrotor fixed Tsit5 dt=0.005", jaxrotor.Integrator(adaptive=False, dt=0.005), spec.save_dt, True),
+        ("jaxrotor adaptive Tsit5 rtol=1e-9", base_flight.integrator, save_dt, True),
+        ("jaxrotor fixed Tsit5 dt=0.01", jaxrotor.Integrator(adaptive=False, dt=0.01), save_dt, True),
+        ("jaxrotor fixed Tsit5 dt=0.005", jaxrotor.Integrator(adaptive=False, dt=0.005), save_dt, True),
         # the same adaptive solve saving only the end points: how much the 0.01 s output grid costs
-        ("  adaptive, save_dt = horizon (2 samples)", spec.integrator, t_end, False),
+        ("  adaptive, save_dt = horizon (2 samples)", base_flight.integrator, t_end, False),
     ]
     if args.quick:
         variants = variants[:2]  # fewer compiles: keeps the smoke test well under 30 s
     rows = []
-    for name, integ, save_dt, full in variants:
-        def fly(integ=integ, save_dt=save_dt):
-            return simulate(plat, ctrl, ref, integrator=integ, save_dt=save_dt, **common)
+    for name, integ, dt_out, full in variants:
+        def run(flight=flight_with(integ, dt_out)):
+            return fly(plat, ctrl, flight)
 
-        first, wall, cpu, traj = _time(fly, repeats)
+        first, wall, cpu, traj = _time(run, repeats)
         if not checks.add(f"{name.strip()}: diverged", int(bool(traj.diverged)), "<=", 0):
             print(f"ERROR: {name.strip()} diverged or the solver failed.")
             return checks.finish(out / "benchmark_usecase.json", {"quick": args.quick, "horizon_s": t_end})
@@ -299,7 +305,7 @@ def main(argv=None) -> int:
     # ---------------------------------------------------------------- 2. NumPy/SciPy baseline
     base = NumpyHexarotor()
     p_ref_np = base.reference_position(ts)
-    traj_fixed = simulate(plat, ctrl, ref, integrator=variants[1][1], save_dt=spec.save_dt, **common)
+    traj_fixed = fly(plat, ctrl, flight_with(variants[1][1]))
     ref_gap = float(np.max(np.abs(p_ref_np - np.asarray(traj_fixed.p_ref))))
     sp_wall = sp_cpu = math.inf
     for _ in range(repeats):
@@ -367,19 +373,19 @@ def main(argv=None) -> int:
         print(f"  {r['name']}: {t_end / r['run']:.0f}x real time, {sp_wall / r['run']:.1f}x SciPy")
     if len(rows) > 4:
         save_row = rows[3]
-        print(f"  output grid: saving every {spec.save_dt} s costs {(jax_adaptive['run'] - save_row['run']) * 1e3:.1f} ms "
+        print(f"  output grid: saving every {save_dt} s costs {(jax_adaptive['run'] - save_row['run']) * 1e3:.1f} ms "
               f"of {jax_adaptive['run'] * 1e3:.1f} ms ({1 - save_row['run'] / jax_adaptive['run']:.0%})")
     if args.quick:
         print("  (--quick: a short horizon is dominated by fixed per-call costs; the targets refer to the 45 s flight)")
     print()
 
     # ---------------------------------------------------------------- 4. batched fixed-step flights
-    fixed = variants[1][1]
+    fixed = flight_with(variants[1][1])
     alphas = jnp.linspace(0.25, 0.60, batch)  # alpha_0 [rad] around Table II's 5 pi/36 = 0.436
 
     def one(alpha0):
         p = eqx.tree_at(lambda q: q.alpha, plat, alpha0)
-        tr = simulate(p, ctrl, ref, integrator=fixed, save_dt=spec.save_dt, **common)
+        tr = fly(p, ctrl, fixed)
         return jnp.mean(jnp.abs(tr.p_ref - tr.p), axis=0), tr.diverged
 
     single = jax.jit(one)

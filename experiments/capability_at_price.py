@@ -1,7 +1,7 @@
 """Capability at a price: the most lateral force (or the best conditioning) a tilt can buy at a given hover efficiency.
 
 No flight here: the design measures of ``jaxrotor.analysis`` are differentiable, so
-``(alpha_0, beta_0)`` of the Table II hexarotor (omega_max = 700 rad/s) are optimised
+``(alpha_0, beta_0)`` of the Table II hexarotor (rotor_speed_max = 700 rad/s) are optimised
 directly:
 
 A. maximise the lateral-force capability at level hover (smooth version, units of
@@ -47,6 +47,7 @@ jax.config.update("jax_enable_x64", True)
 import equinox as eqx  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+import optax  # noqa: E402
 
 import jaxrotor as jr  # noqa: E402
 from jaxrotor import analysis  # noqa: E402
@@ -75,12 +76,12 @@ def exact(platform, n_dirs):
 
 
 def solve(platform, objective, start, iterations, lr):
-    design = op.Design(at(platform, *start), jr.FullyActuatedSE3(), jr.Actuators())
+    design = op.Design(at(platform, *start), jr.FullyActuatedSE3())  # no flight: design measures only
     box = {"platform.alpha": op.Box(0.0, math.radians(60.0)), "platform.beta": op.Box(0.0, math.radians(40.0))}
     problem = op.DesignProblem(design, op.Parameters.select(design, box), objective)
     # near a barrier the gradient is steep: allow many halvings of the step before giving up
-    result = op.minimize(problem, op.Optimizer("sgd", lr, momentum=0.9), iterations=iterations, max_increase=1.1,
-                         min_scale=1e-6, progress=False)
+    result = op.minimize(problem, optax.sgd(lr, momentum=0.9),
+                         op.MinimizeOptions(iterations=iterations, max_increase=1.1, min_scale=1e-6), progress=False)
     a, b = problem.parameters.flatten(result.design)
     return float(a), float(b), result
 
@@ -142,7 +143,7 @@ def main(argv=None) -> int:
 
     names = {"A": "max capability, eta >= bound", "B": "max capability, eta >= bound, rotor-loss margin >= paper's",
              "C": "min condition number, eta >= bound"}
-    print(f"capability at a price ({'quick' if quick else 'full'}), Table II hexarotor, omega_max = 700 rad/s; "
+    print(f"capability at a price ({'quick' if quick else 'full'}), Table II hexarotor, rotor_speed_max = 700 rad/s; "
           f"exact LP measures, capability in units of m g ({n_exact} directions)")
     print(f"paper 25/10 deg: eta {paper['eta']:.4f}, capability {paper['capability']:.4f}, condition number "
           f"{paper['condition_number']:.3f}, rotor-loss margin {paper['rotor_loss_margin']:.4f}")

@@ -84,7 +84,7 @@ def preset_table() -> str:
 
 def _hex(alpha0, beta0, alpha_sign, kappa):
     return star_platform(6, T["arm_length"], mass=T["mass"], c_f=CF, c_tau=CT, alpha=alpha0, beta=beta0,
-                         alpha_sign=alpha_sign, kappa=kappa, inertia=T["J_a"], omega_max=presets.OMEGA_MAX)
+                         alpha_sign=alpha_sign, kappa=kappa, inertia=T["J_a"], rotor_speed_max=presets.ROTOR_SPEED_MAX)
 
 
 def sign_pattern_table() -> str:
@@ -112,19 +112,19 @@ def sign_pattern_table() -> str:
 
 def test_designs() -> list[tuple[str, object]]:
     """The hand-checked designs of tests/test_analysis.py."""
-    same = x_layout(4, 0.25, mass=1.5, c_f=CF, c_tau=CT, kappa=[1.0] * 4, hub_mass=0.08, omega_max=700.0,
+    same = x_layout(4, 0.25, mass=1.5, c_f=CF, c_tau=CT, kappa=[1.0] * 4, hub_mass=0.08, rotor_speed_max=700.0,
                     name="same_spin_quad")
     pair = explicit_platform([[0.0, 0.3, 0.0], [0.0, -0.3, 0.0]], mass=2.0, c_f=CF, c_tau=CT, kappa=[-1.0, 1.0],
-                             inertia=[0.05, 0.02, 0.06], omega_max=700.0)
+                             inertia=[0.05, 0.02, 0.06], rotor_speed_max=700.0)
     coax_y = coaxial_layout(pair, 0.1, 1.0, name="coax_pair_on_y")
     tri = star_platform(3, 0.3, mass=1.2, c_f=CF, c_tau=CT, alpha=0.3, kappa=[-1.0, 1.0, -1.0],
-                        inertia=[0.02, 0.02, 0.04], omega_max=700.0, name="tilted_tri")
+                        inertia=[0.02, 0.02, 0.04], rotor_speed_max=700.0, name="tilted_tri")
     tri_bal = star_platform(3, 0.3, mass=1.2, c_f=CF, c_tau=CT, alpha=math.atan(CT / (CF * 0.3)),
-                            alpha_sign=[1.0] * 3, kappa=[1.0] * 3, inertia=[0.02, 0.02, 0.04], omega_max=700.0,
+                            alpha_sign=[1.0] * 3, kappa=[1.0] * 3, inertia=[0.02, 0.02, 0.04], rotor_speed_max=700.0,
                             name="yaw_balanced_tri")
-    hq = h_layout(4, 0.5, 0.3, mass=1.5, c_f=CF, c_tau=CT, hub_mass=0.08, omega_max=700.0, name="h_quad")
+    hq = h_layout(4, 0.5, 0.3, mass=1.5, c_f=CF, c_tau=CT, hub_mass=0.08, rotor_speed_max=700.0, name="h_quad")
     base3 = star_platform(3, 0.35, mass=2.5, c_f=CF, c_tau=CT, kappa=[-1.0, 1.0, -1.0], inertia=[0.05, 0.05, 0.09],
-                          omega_max=700.0)
+                          rotor_speed_max=700.0)
     y6 = coaxial_layout(base3, 0.1, 0.85, name="y6_coaxial")
     return [(d.name, d) for d in (same, coax_y, tri, tri_bal, hq, y6)]
 

@@ -56,6 +56,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from jaxrotor import optimize as op  # noqa: E402
+from jaxrotor.io import optimize_config  # noqa: E402
 
 from _checks import Checks  # noqa: E402
 
@@ -129,15 +130,16 @@ def main(argv=None) -> int:
     else:
         step_deg = 1.0
         lambdas = [1.0, 3.0, 10.0, 30.0, 100.0, 300.0]
-    conf = op.from_dict(data, str(CONFIG), CONFIG.parent)
-    problem, optimizer = conf.problem, conf.optimizer
+    conf = optimize_config.from_dict(data, str(CONFIG), CONFIG.parent)
+    problem, optimizer = conf.problem, conf.optimizer  # optimizer: the settings; .build() is the optax transform
+    reference = problem.design.flight.reference
     weights = _weights(problem)
     lam0 = weights["energy"][1]
     t_start = time.perf_counter()
 
     # 1. gradient optimum for the configured lambda (full mode: the logged single run)
     if not args.quick:
-        result = op.minimize(problem, optimizer, out_dir=out / "gradient", progress=progress, **conf.run)
+        result = op.minimize(problem, optimizer.build(), conf.options, out_dir=out / "gradient", progress=progress)
         op.write_report(result, problem, out / "gradient")
         path = np.degrees([[r["platform.alpha"], r["platform.beta"]] for r in result.history])
         single = np.degrees(problem.parameters.flatten(result.design))
@@ -156,12 +158,13 @@ def main(argv=None) -> int:
     batched = eqx.tree_at(lambda p: p.objective.terms[i_energy].weight, problem, lam)
     axes = op.batch_axes(batched, lambda p: p.objective.terms[i_energy].weight)
     # twice the single run's budget: at small lambda the objective is nearly flat in beta_0
-    n_batch = 2 * conf.run["iterations"]
-    batch_opt = op.Optimizer(optimizer.name, optimizer.learning_rate, clip_norm=optimizer.clip_norm, b1=optimizer.b1,
-                             b2=optimizer.b2, decay_steps=n_batch, final_fraction=optimizer.final_fraction)
+    n_batch = 2 * conf.options.iterations
+    batch_opt = optimize_config.Optimizer(optimizer.name, optimizer.learning_rate, clip_norm=optimizer.clip_norm,
+                                          b1=optimizer.b1, b2=optimizer.b2, decay_steps=n_batch,
+                                          final_fraction=optimizer.final_fraction)
     t0 = time.perf_counter()
-    best, best_loss, losses, penal = op.minimize_batch(batched, batch_opt, axes=axes, batch_size=len(lambdas),
-                                                       iterations=n_batch, progress=progress)
+    best, best_loss, losses, penal = op.minimize_batch(batched, batch_opt.build(), axes=axes,
+                                                       batch_size=len(lambdas), iterations=n_batch, progress=progress)
     t_batch = time.perf_counter() - t0
     sweep = []
     cell = (math.degrees(alphas[1] - alphas[0]), math.degrees(betas[1] - betas[0]))
@@ -196,7 +199,7 @@ def main(argv=None) -> int:
     paper["loss"] = sum((lam0 if n == "energy" else w) * paper[n] for n, (_, w) in weights.items())
 
     # report
-    print(f"tilt geometry ({'quick' if args.quick else 'full'}): {conf.name}, flight {problem.reference.duration:g} s, "
+    print(f"tilt geometry ({'quick' if args.quick else 'full'}): {conf.name}, flight {reference.duration:g} s, "
           f"grid {len(alphas)} x {len(betas)} ({cell[0]:g} deg cells)")
     if not args.quick:
         print(f"gradient optimum (lambda = {lam0:g}): alpha_0 = {single[0]:.2f} deg, beta_0 = {single[1]:.2f} deg, "

@@ -23,7 +23,7 @@ Checks (one ``check ...: PASS/FAIL`` line each; the script exits 1 if any fails)
   adaptive re-flights do not diverge, their reduction is at least ``TARGET`` too, and
   the tuned gains' adaptive RMSE is within 10 % of the fixed-step one;
 * ``--quick`` (8 iterations on a 1 s flight, too few for 3.5x): the tuned RMSE is
-  below the detuned one by at least ``QUICK_TARGET``.
+  below the detuned one by more than ``QUICK_TARGET`` (1.2x; 1.28x measured).
 
 Run::
 
@@ -43,10 +43,13 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
+import equinox as eqx  # noqa: E402
 import numpy as np  # noqa: E402
 
 import jaxrotor as jr  # noqa: E402
+from jaxrotor import metrics  # noqa: E402
 from jaxrotor import optimize as op  # noqa: E402
+from jaxrotor.io import optimize_config  # noqa: E402
 from jaxrotor.control import TABLE_III  # noqa: E402
 
 from _checks import Checks  # noqa: E402
@@ -54,17 +57,15 @@ from _checks import Checks  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "tune_gains.toml"
 TARGET = 3.5  # reduction of the position RMSE within 100 iterations (full mode)
-QUICK_TARGET = 1.0  # reduction after the few --quick iterations: the tuning must lower the RMSE
+QUICK_TARGET = 1.2  # reduction after the 8 --quick iterations (measured 1.28x): the tuning lowers the RMSE
 ADAPTIVE_AGREEMENT = 0.1  # relative: tuned RMSE re-flown adaptively vs fixed-step (full mode)
 
 
-def rmse_adaptive(problem, design):
-    """Position RMSE [m] of ``design`` flown with an adaptive Tsit5 (rtol 1e-9, atol 1e-11)."""
-    traj = jr.simulate(design.platform, design.controller, problem.reference, allocator=problem.allocator,
-                       actuators=design.actuators, integrator=jr.Integrator(rtol=1e-9, atol=1e-11),
-                       save_dt=problem.save_dt)
-    e = np.asarray(traj.p_ref - traj.p)
-    return float(np.sqrt(np.mean(np.sum(e**2, -1)))), bool(traj.diverged), traj
+def rmse_adaptive(design):
+    """Position RMSE [m] of ``design`` flown along its flight with an adaptive Tsit5 (rtol 1e-9, atol 1e-11)."""
+    flight = eqx.tree_at(lambda f: f.integrator, design.flight, jr.Integrator(rtol=1e-9, atol=1e-11))
+    traj = jr.fly(design.platform, design.controller, flight)
+    return float(metrics.rms_norm(metrics.position_error(traj))), bool(traj.diverged), traj
 
 
 def main(argv=None) -> int:
@@ -82,14 +83,16 @@ def main(argv=None) -> int:
         data["optimize"]["iterations"] = 8
     if args.iterations is not None:
         data["optimize"]["iterations"] = args.iterations
-    conf = op.from_dict(data, str(CONFIG), CONFIG.parent, kind="tune")
+    conf = optimize_config.from_dict(data, str(CONFIG), CONFIG.parent, kind="tune")
     problem = conf.problem
+    reference = problem.design.flight.reference
     t0 = time.perf_counter()
-    result = op.minimize(problem, conf.optimizer, out_dir=out, resume=False, progress=not args.no_progress, **conf.run)
+    result = op.minimize(problem, conf.optimizer.build(), conf.options, out_dir=out, resume=False,
+                         progress=not args.no_progress)
     wall = time.perf_counter() - t0
     report = op.write_report(result, problem, out)
 
-    table3 = op.Design(problem.design.platform, jr.FullyActuatedSE3(), problem.design.actuators)
+    table3 = op.Design(problem.design.platform, jr.FullyActuatedSE3(), problem.design.flight)
     m_table3 = op.flight_metrics(problem, table3)
     rows = result.history
     r0 = rows[0]["rmse_position"]
@@ -100,8 +103,8 @@ def main(argv=None) -> int:
     rejected = sum(1 for r in rows if r["accepted"] == 0.0)
     r_final = report["final_metrics"]["rmse_position"]
 
-    print(f"gain tuning ({'quick' if args.quick else 'full'}): {problem.reference.duration:g} s figure-eight, period "
-          f"{problem.reference.period:g} s, Clip + 30 ms lag, {len(result.names)} gains, {result.iterations} iterations "
+    print(f"gain tuning ({'quick' if args.quick else 'full'}): {reference.duration:g} s figure-eight, period "
+          f"{reference.period:g} s, Clip + 30 ms lag, {len(result.names)} gains, {result.iterations} iterations "
           f"({result.stop_reason}), {rejected} rejected, {wall:.1f} s incl. compilation")
     print(f"position RMSE: detuned (Table III / 4) {r0 * 1e3:.3f} mm | Table III {m_table3['rmse_position'] * 1e3:.3f} mm"
           f" | tuned {r_final * 1e3:.4f} mm")
@@ -129,9 +132,9 @@ def main(argv=None) -> int:
     else:
         checks.add("RMSE reduction within 100 iterations (detuned / best accepted)", r0 / r100, ">=", TARGET,
                    f"first reached at iteration {reached}" if reached is not None else "target not reached")
-        ra0, d0, tr0 = rmse_adaptive(problem, result.initial_design)
-        ra3, d3, tr3 = rmse_adaptive(problem, table3)
-        ra1, d1, tr1 = rmse_adaptive(problem, result.design)
+        ra0, d0, tr0 = rmse_adaptive(result.initial_design)
+        ra3, d3, tr3 = rmse_adaptive(table3)
+        ra1, d1, tr1 = rmse_adaptive(result.design)
         print(f"adaptive re-flight (rtol 1e-9): detuned {ra0 * 1e3:.3f} mm, Table III {ra3 * 1e3:.3f} mm, "
               f"tuned {ra1 * 1e3:.4f} mm -> {ra0 / ra1:.2f}x; diverged: {d0 or d3 or d1}")
         summary.update({"adaptive_rmse_m": {"detuned": ra0, "table3": ra3, "tuned": ra1},

@@ -3,8 +3,20 @@
 The public API is re-exported here; see ``docs/`` for the theory and workflows.
 """
 
-from . import allocation, allocators, analysis, control, design, flight, metrics, numerics, optimize, reference, so3
-from .design import layouts, presets
+from . import (
+    allocation as allocation,
+    allocators as allocators,
+    analysis as analysis,
+    control as control,
+    design as design,
+    flight as flight,
+    metrics as metrics,
+    numerics as numerics,
+    optimize as optimize,
+    reference as reference,
+    so3 as so3,
+)
+from .design import layouts as layouts, presets as presets
 from .allocation import (
     allocation_matrix as allocation_matrix,
     force_matrix as force_matrix,

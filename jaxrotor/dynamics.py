@@ -14,7 +14,7 @@ with ``f_c = F u`` and ``tau_c = M u`` (eq. 10). Actuators:
 * motors: :class:`IdealMotor` applies the commanded ``u`` at once (the paper's
   analytic setup); :class:`FirstOrderMotor` is the differentiable lag
   ``omega_i_dot = (omega_cmd,i - omega_i) / tau_m`` with
-  ``omega_cmd,i = clip(sqrt(u_cmd,i), omega_min, omega_max)`` and ``u_i = omega_i^2``;
+  ``omega_cmd,i = clip(sqrt(u_cmd,i), rotor_speed_min, rotor_speed_max)`` and ``u_i = omega_i^2``;
 * tilt servos: :class:`IdealServo` or :class:`FirstOrderServo`
   (``angle_dot = clip((angle_cmd - angle)/tau_s, -rate, rate)``).
 """
@@ -208,7 +208,7 @@ class IdealMotor(AbstractMotor):
 class FirstOrderMotor(AbstractMotor):
     """First-order rotor-speed lag with speed limits.
 
-    ``omega_cmd = clip(sqrt(max(u_cmd, 0)), omega_min, omega_max)``,
+    ``omega_cmd = clip(sqrt(max(u_cmd, 0)), rotor_speed_min, rotor_speed_max)``,
     ``omega_dot = (omega_cmd - omega) / time_constant``, applied ``u = omega^2``.
 
     Attributes:
@@ -226,7 +226,7 @@ class FirstOrderMotor(AbstractMotor):
         self.time_constant = tc
 
     def applied(self, platform, rotor_speed, u_cmd):
-        w_cmd = jnp.clip(safe_sqrt(u_cmd), platform.omega_min, platform.omega_max)
+        w_cmd = jnp.clip(safe_sqrt(u_cmd), platform.rotor_speed_min, platform.rotor_speed_max)
         return rotor_speed**2, rotor_speed, (w_cmd - rotor_speed) / self.time_constant
 
 

@@ -28,7 +28,6 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import Array
 
 from .allocation import allocation_rank
 from .allocators import AbstractAllocator, Allocation, AllocationData, PseudoInverse

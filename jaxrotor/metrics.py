@@ -106,17 +106,17 @@ def reference_power(platform) -> Array:
 
 
 def speed_margin(traj: Trajectory, platform) -> Array:
-    """``(T, n)`` headroom of each rotor speed to its nearer bound, as a fraction of ``omega_max - omega_min``.
+    """``(T, n)`` headroom of each rotor speed to its nearer bound, as a fraction of ``rotor_speed_max - rotor_speed_min``.
 
-    ``m_i(t) = min(omega_i - omega_min,i, omega_max,i - omega_i) / (omega_max,i - omega_min,i)``:
-    0 at a bound, 0.5 mid-range; 1 for an unbounded rotor (``omega_max = inf``).
+    ``m_i(t) = min(omega_i - rotor_speed_min,i, rotor_speed_max,i - omega_i) / (rotor_speed_max,i - rotor_speed_min,i)``:
+    0 at a bound, 0.5 mid-range; 1 for an unbounded rotor (``rotor_speed_max = inf``).
     """
-    span = platform.omega_max - platform.omega_min
+    span = platform.rotor_speed_max - platform.rotor_speed_min
     bounded = jnp.isfinite(span)
     span_safe = jnp.where(bounded, span, 1.0)
-    w_max = jnp.where(bounded, platform.omega_max, 0.0)
+    w_max = jnp.where(bounded, platform.rotor_speed_max, 0.0)
     w = traj.rotor_speed
-    margin = jnp.minimum(w - platform.omega_min, w_max - w) / span_safe
+    margin = jnp.minimum(w - platform.rotor_speed_min, w_max - w) / span_safe
     return jnp.where(bounded, margin, 1.0)
 
 

@@ -21,7 +21,17 @@ import jax
 import numpy as np
 
 from ._util import to_jsonable
+from .allocators import Clip, PseudoInverse
+from .control import FullyActuatedSE3
+from .design.presets import paper_hexarotor
+from .dynamics import Actuators, FirstOrderMotor
+from .flight import Flight
+from .flight import fly as fly_flight
+from .integrate import Integrator
+from .io import plotting
 from .io.config import FlightConfig
+from .metrics import flight_metrics
+from .reference import paper_maneuver
 
 __all__ = [
     "PAPER_TABLE_IV",
@@ -49,7 +59,6 @@ RUN_KEYS = ("name", "label", "label_ascii", "wall_time_s", "compile_time_s")
 @dataclasses.dataclass
 class FlightResult:
     """One flown configuration: the trajectory, its metrics (plain floats/lists) and timings [s]."""
-
     config: FlightConfig
     trajectory: object
     metrics: dict
@@ -58,9 +67,6 @@ class FlightResult:
 
 
 def _config(name, platform, controller, allocator, actuators, compare=None) -> FlightConfig:
-    from .flight import Flight
-    from .integrate import Integrator
-    from .reference import paper_maneuver
 
     flight = Flight(reference=paper_maneuver(), allocator=allocator, actuators=actuators,
                     integrator=Integrator(rtol=1e-9, atol=1e-11), save_dt=0.01)
@@ -69,11 +75,6 @@ def _config(name, platform, controller, allocator, actuators, compare=None) -> F
 
 def paper_realistic_spec() -> FlightConfig:
     """Table II hexarotor, Table III gains, inputs clipped to ``[0, u_max]``, 30 ms first-order motor lag."""
-    from .allocators import Clip
-    from .control import FullyActuatedSE3
-    from .dynamics import Actuators, FirstOrderMotor
-    from .design.presets import paper_hexarotor
-
     return _config("paper_realistic", paper_hexarotor(), FullyActuatedSE3(), Clip(),
                    Actuators(motor=FirstOrderMotor(0.03)))
 
@@ -81,11 +82,6 @@ def paper_realistic_spec() -> FlightConfig:
 def paper_reproduction_spec(with_comparison: bool = True) -> FlightConfig:
     """The analytic setup as the paper runs it (exact pseudo-inverse ``u`` applied directly),
     compared against :func:`paper_realistic_spec` when ``with_comparison``."""
-    from .allocators import PseudoInverse
-    from .control import FullyActuatedSE3
-    from .dynamics import Actuators
-    from .design.presets import paper_hexarotor
-
     return _config("paper_reproduction", paper_hexarotor(), FullyActuatedSE3(), PseudoInverse(), Actuators(),
                    compare=paper_realistic_spec() if with_comparison else None)
 
@@ -96,9 +92,6 @@ def fly(config: FlightConfig) -> FlightResult:
     The metrics are :func:`jaxrotor.metrics.flight_metrics` in their JSON form
     (:meth:`~jaxrotor.metrics.FlightMetrics.to_dict`) plus :data:`RUN_KEYS`.
     """
-    from .flight import fly as fly_flight
-    from .metrics import flight_metrics
-
     t0 = time.perf_counter()
     traj = fly_flight(config.platform, config.controller, config.flight)
     jax.block_until_ready(traj.p)
@@ -184,7 +177,6 @@ def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool 
     """
     from tqdm.auto import tqdm
 
-    from .io import plotting
 
     out = Path(out_dir) if out_dir is not None else Path("jaxrotor-out") / config.name
     out.mkdir(parents=True, exist_ok=True)

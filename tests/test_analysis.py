@@ -43,18 +43,18 @@ def reports(quad, hexa, paper):
 
 def same_spin_quad():
     return x_layout(4, 0.25, mass=1.5, c_f=CF, c_tau=CT, kappa=[1.0, 1.0, 1.0, 1.0], hub_mass=0.08,
-                    omega_max=700.0, name="same_spin")
+                    rotor_speed_max=700.0, name="same_spin")
 
 
 def coax_pair_on_y():
     base = explicit_platform([[0.0, 0.3, 0.0], [0.0, -0.3, 0.0]], mass=2.0, c_f=CF, c_tau=CT, kappa=[-1.0, 1.0],
-                             inertia=[0.05, 0.02, 0.06], omega_max=700.0, name="pair")
+                             inertia=[0.05, 0.02, 0.06], rotor_speed_max=700.0, name="pair")
     return coaxial_layout(base, 0.1, 1.0, name="coax_pair_y")
 
 
 def tilted_tri(alpha0=0.3, kappa=(-1.0, 1.0, -1.0), alpha_sign=None):
     return star_platform(3, 0.3, mass=1.2, c_f=CF, c_tau=CT, alpha=alpha0, kappa=list(kappa), alpha_sign=alpha_sign,
-                         inertia=[0.02, 0.02, 0.04], omega_max=700.0, name="tri")
+                         inertia=[0.02, 0.02, 0.04], rotor_speed_max=700.0, name="tri")
 
 
 # --------------------------------------------------------------------------- flat quadrotor
@@ -167,7 +167,7 @@ def test_cant_only_hexarotor_not_fail_safe():
     alt = [(-1.0) ** (k + 1) for k in range(6)]
     for sign in (1.0, -1.0):
         p = star_platform(6, 0.385, mass=3.5, c_f=CF, c_tau=CT, alpha=a0, alpha_sign=[sign * a for a in alt],
-                          inertia=[0.155, 0.147, 0.251], omega_max=700.0)
+                          inertia=[0.155, 0.147, 0.251], rotor_speed_max=700.0)
         hl = analysis.static_hoverability(p)
         assert hl["hoverable"] and hl["margin"] == pytest.approx(1.0)
         assert not any(x.hoverable for x in analysis.rotor_loss(p))
@@ -226,7 +226,7 @@ def test_yaw_balanced_trirotor_has_no_yaw_control():
 
 def test_h_quad_by_hand():
     L, Wd = 0.5, 0.3
-    p = h_layout(4, L, Wd, mass=1.5, c_f=CF, c_tau=CT, hub_mass=0.08, omega_max=700.0)
+    p = h_layout(4, L, Wd, mass=1.5, c_f=CF, c_tau=CT, hub_mass=0.08, rotor_speed_max=700.0)
     r = analysis.analyze(p)
     W = 1.5 * 9.81
     assert (r.rank_F, r.rank_M, r.rank_G) == (1, 3, 4)
@@ -240,7 +240,7 @@ def test_h_quad_by_hand():
 def test_y6_coaxial_is_fail_safe():
     """Michieletto et al.: the Y-shaped hexarotor (three coaxial pairs) can hover on five rotors."""
     base = star_platform(3, 0.35, mass=2.5, c_f=CF, c_tau=CT, kappa=[-1.0, 1.0, -1.0], inertia=[0.05, 0.05, 0.09],
-                         omega_max=700.0)
+                         rotor_speed_max=700.0)
     y6 = coaxial_layout(base, 0.1, 0.85)
     r = analysis.analyze(y6)
     assert y6.label().endswith("6R") and "nS" in y6.label()
@@ -321,7 +321,7 @@ def test_hover_qp_with_active_bounds():
     """X8 with a speed limit below the upper rotors' minimum-norm hover input: uppers saturate."""
     x8 = presets.get("octo_x8")
     u_cap = 200000.0
-    p = eqx.tree_at(lambda q: q.omega_max, x8, jnp.full(8, math.sqrt(u_cap)))
+    p = eqx.tree_at(lambda q: q.rotor_speed_max, x8, jnp.full(8, math.sqrt(u_cap)))
     h = analysis.hover_solution(p)
     assert h["feasible"]
     W, cf = 4.5 * 9.81, float(x8.c_f[0])
@@ -330,14 +330,14 @@ def test_hover_qp_with_active_bounds():
     np.testing.assert_allclose(h["u"][4:], u_low, rtol=1e-6)
     assert h["input_fraction"] == pytest.approx(1.0, rel=1e-7)
     # infeasible below the thrust needed
-    p2 = eqx.tree_at(lambda q: q.omega_max, x8, jnp.full(8, math.sqrt(0.5 * u_cap)))
+    p2 = eqx.tree_at(lambda q: q.rotor_speed_max, x8, jnp.full(8, math.sqrt(0.5 * u_cap)))
     assert not analysis.hover_solution(p2)["feasible"]
 
 
 def test_float32_platform_ranks():
     """Rank tolerances follow the platform's dtype: a float32 flat hex still has rank G = 4."""
     with jax.enable_x64(False):
-        p = x_layout(6, 0.275, mass=1.8, c_f=1.1e-5, c_tau=1.76e-7, hub_mass=0.08, omega_max=900.0)
+        p = x_layout(6, 0.275, mass=1.8, c_f=1.1e-5, c_tau=1.76e-7, hub_mass=0.08, rotor_speed_max=900.0)
         assert p.c_f.dtype == jnp.float32
         rk = analysis.ranks(p)
     assert (rk["rank_F"], rk["rank_M"], rk["rank_G"]) == (1, 3, 4)
@@ -413,7 +413,7 @@ def test_tilting_platform_at_given_angles(reports):
     """A tilting platform analysed at alpha_0 of Table II equals the fixed-tilt use case."""
     T = presets.TABLE_II
     p = star_platform(6, T["arm_length"], mass=3.5, c_f=CF, c_tau=CT, alpha=0.0, beta=T["beta0"], inertia=T["J_a"],
-                      omega_max=700.0, tilting=("alpha",))
+                      rotor_speed_max=700.0, tilting=("alpha",))
     flat_alpha = analysis.analyze(p, n_directions=12)
     assert flat_alpha.rank_G == 6  # the dihedral alone makes it fully actuated
     r = analysis.analyze(p, alpha=T["alpha0"])
@@ -433,7 +433,7 @@ def tilted_mount_quad(angle):
     axis = [0.0, math.sin(angle), math.cos(angle)]
     return explicit_platform([[l, 0, 0], [0, l, 0], [-l, 0, 0], [0, -l, 0]], mass=1.5, c_f=CF, c_tau=CT,
                              kappa=[-1.0, 1.0, -1.0, 1.0], axes=[axis] * 4, inertia=[0.02, 0.02, 0.04],
-                             omega_max=700.0)
+                             rotor_speed_max=700.0)
 
 
 @pytest.mark.parametrize("angle", [0.1, 0.5, 0.9])
@@ -489,7 +489,7 @@ def _max_force_by_vertex_enumeration(p, lost):
 ODD_DECA = dict(
     alpha=[0.527, -0.003, 0.308, -0.258, 0.037, -0.454, -0.639, -0.738, 0.323, -0.070],
     beta=[0.539, 0.501, 0.231, 0.584, 0.355, 0.460, 0.244, 0.118, 0.103, 0.109],
-    omega_max=[702.0, 456.0, 410.0, 816.0, 450.0, 625.0, 644.0, 710.0, 652.0, 869.0],
+    rotor_speed_max=[702.0, 456.0, 410.0, 816.0, 450.0, 625.0, 644.0, 710.0, 652.0, 869.0],
 )
 
 

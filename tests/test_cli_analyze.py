@@ -71,7 +71,7 @@ def test_config_files(tmp_path):
     assert out["name"] == "hex_s550" and not out["fail_safe"]
     cfg2 = tmp_path / "tri.toml"
     cfg2.write_text("[platform]\nn = 3\narm_length = 0.3\nmass = 1.2\nc_f = 3.799e-5\nc_tau = 1.163e-6\n"
-                    "alpha = 0.3\nkappa = [-1, 1, -1]\ninertia = [0.02, 0.02, 0.04]\nomega_max = inf\n")
+                    "alpha = 0.3\nkappa = [-1, 1, -1]\ninertia = [0.02, 0.02, 0.04]\nrotor_speed_max = inf\n")
     out = json.loads(run("analyze", str(cfg2), "--json").output)
     assert out["name"] == "tri" and out["decoupling"] == "fully coupled" and not out["statically_hoverable"]
     assert out["lateral_force_capability_N"] is None  # level hover infeasible -> null

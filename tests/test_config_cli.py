@@ -276,3 +276,16 @@ def test_cli_simulate_bad_config_exits_with_message(tmp_path):
     res = CliRunner().invoke(main, ["simulate", str(path), "--out", str(tmp_path)])
     assert res.exit_code == 2
     assert "controller.kind" in res.output and "Fix:" in res.output
+
+
+@pytest.mark.parametrize("old", ["omega_min", "omega_max"])
+def test_old_rotor_speed_bound_names(old):
+    """Rotor speed bounds are `rotor_speed_min/max` (`omega` is the body rate): the old key names the new one."""
+    from jaxrotor.io.platform_table import platform_from_table
+
+    table = {"n": 4, "arm_length": 0.25, "mass": 1.5, "c_f": 3.8e-5, "c_tau": 1.2e-6, "hub_mass": 0.08, old: 700.0}
+    with pytest.raises(ConfigError) as err:
+        platform_from_table(table, "old.toml")
+    new = old.replace("omega", "rotor_speed")
+    assert f"key `platform.{old}` = 700.0 was renamed: use `platform.{new}`" in str(err.value)
+    assert f"Fix: write `{new} = 700.0` in [platform]" in str(err.value)

@@ -387,16 +387,16 @@ class TestFirstOrderMotorStep:
         np.testing.assert_allclose(np.asarray(tr.u), np.tile(expected[:, None] ** 2, (1, 4)), rtol=0, atol=1e-8)
 
     def test_speed_limit_clips_the_command(self, run):
-        p = presets.cs_4r()  # omega_max = 700 rad/s
+        p = presets.cs_4r()  # rotor_speed_max = 700 rad/s
         tr = run(p, np.full(4, 1e8))  # asks for 1e4 rad/s
         t = np.asarray(tr.t)
         np.testing.assert_allclose(np.asarray(tr.rotor_speed)[:, 0], 700.0 * (1 - np.exp(-t / self.TAU)), atol=1e-6)
         assert np.max(np.asarray(tr.rotor_speed)) < 700.0
 
     def test_lower_speed_limit(self, run):
-        # same structure as cs_4r (no recompilation), with omega_min = 50 rad/s
-        p = eqx.tree_at(lambda q: q.omega_min, presets.cs_4r(), jnp.full(4, 50.0, dtype=jnp.float64))
-        tr = run(p, np.array([0.0, -10.0, 100.0, 3600.0]))  # zero, negative, below and above omega_min
+        # same structure as cs_4r (no recompilation), with rotor_speed_min = 50 rad/s
+        p = eqx.tree_at(lambda q: q.rotor_speed_min, presets.cs_4r(), jnp.full(4, 50.0, dtype=jnp.float64))
+        tr = run(p, np.array([0.0, -10.0, 100.0, 3600.0]))  # zero, negative, below and above rotor_speed_min
         t = np.asarray(tr.t)
         e = 1 - np.exp(-t / self.TAU)
         np.testing.assert_allclose(np.asarray(tr.rotor_speed), np.outer(e, [50.0, 50.0, 50.0, 60.0]), atol=1e-6)

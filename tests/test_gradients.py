@@ -145,7 +145,7 @@ def test_ideal_tracking_error_does_not_depend_on_tilt():
     # hover, then the figure-eight starts with a velocity jump: a real tracking transient
     ref = Sequence((Hover((0.0, 0.0, 1.0), 0.3), FigureEight(0.7, period=8.0)))
     flight = Flight(ref, allocator=jr.PseudoInverse(), integrator=FIXED, save_dt=0.02)
-    design = op.Design(jr.presets.paper_hexarotor(omega_max=float("inf")), jr.FullyActuatedSE3(), flight)
+    design = op.Design(jr.presets.paper_hexarotor(rotor_speed_max=float("inf")), jr.FullyActuatedSE3(), flight)
     params = op.Parameters.select(design, {"platform.alpha": None, "platform.beta": None})
     objective = ob.Tracking(position=1.0, orientation=1.0) + ob.Weighted(ob.Energy(), 0.0)
     problem = op.DesignProblem(design, params, objective)

@@ -21,7 +21,7 @@ from jaxrotor.io.platform_table import platform_from_table
 from jaxrotor.io.toml import ConfigError
 
 CF, CT = 1.0e-5, 1.6e-7
-KW = dict(mass=1.5, c_f=CF, c_tau=CT, hub_mass=0.08, omega_max=800.0)
+KW = dict(mass=1.5, c_f=CF, c_tau=CT, hub_mass=0.08, rotor_speed_max=800.0)
 
 
 def _pos(p):
@@ -55,7 +55,7 @@ def test_x_layout_nothing_on_the_nose():
 
 
 def test_plus_layout_is_the_paper_star():
-    p = plus_layout(4, 0.25, mass=1.5, c_f=3.799e-05, c_tau=1.163e-06, hub_mass=0.08, body_radius=0.1, omega_max=700.0)
+    p = plus_layout(4, 0.25, mass=1.5, c_f=3.799e-05, c_tau=1.163e-06, hub_mass=0.08, body_radius=0.1, rotor_speed_max=700.0)
     q = presets.get("cs_4r")
     np.testing.assert_allclose(_pos(p), _pos(q), atol=1e-15)
     np.testing.assert_allclose(np.asarray(p.kappa), np.asarray(q.kappa))
@@ -191,7 +191,7 @@ PAPER_TABLE = {
     "alpha": 5 * math.pi / 36,
     "beta": math.pi / 18,
     "inertia": [0.155, 0.147, 0.251],
-    "omega_max": 700.0,
+    "rotor_speed_max": 700.0,
     "name": "paper_from_table",
 }
 
@@ -204,10 +204,10 @@ def test_platform_from_table_preset_and_parameters():
     np.testing.assert_allclose(np.asarray(force_matrix(q)), np.asarray(force_matrix(ref)), rtol=1e-12, atol=1e-20)
     np.testing.assert_allclose(np.asarray(moment_matrix(q)), np.asarray(moment_matrix(ref)), rtol=1e-12, atol=1e-20)
     assert q.name == "paper_from_table" and q.label() == ref.label()
-    t = dict(PAPER_TABLE, kappa=[1, -1, 1, -1, 1, -1], tilting=["alpha"], omega_max=float("inf"))
+    t = dict(PAPER_TABLE, kappa=[1, -1, 1, -1, 1, -1], tilting=["alpha"], rotor_speed_max=float("inf"))
     t.pop("name")
     r = platform_from_table(t, "dir/my_design.toml")
-    assert r.name == "my_design" and r.tilting == ("alpha",) and np.isinf(np.asarray(r.omega_max)).all()
+    assert r.name == "my_design" and r.tilting == ("alpha",) and np.isinf(np.asarray(r.rotor_speed_max)).all()
     s = platform_from_table({k: v for k, v in PAPER_TABLE.items() if k != "inertia"} | {"hub_mass": 0.2}, "x.toml")
     assert s.inertia.shape == (3, 3)
 

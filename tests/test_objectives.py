@@ -163,7 +163,7 @@ def test_design_term_gradients_match_finite_differences_for_per_rotor_angles():
 
 def test_infeasible_design_is_penalised_not_crashed():
     """Rotor limit too low to hover: the lateral capability is NaN; the loss is the penalty, gradient zero."""
-    design = _design(_tilted(0.4, 0.1, omega_max=300.0))
+    design = _design(_tilted(0.4, 0.1, rotor_speed_max=300.0))
     params = op.Parameters.select(design, {"platform.alpha": op.Interval(0.0, 1.0)})
     problem = op.DesignProblem(design, params, ob.LateralCapability(), divergence_penalty=7.0)
     (value, info), grad = jax.value_and_grad(lambda th: problem.loss(th), has_aux=True)(problem.init())

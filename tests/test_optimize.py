@@ -193,7 +193,7 @@ def test_box_bounds_are_enforced_by_projection():
 
 
 def test_infeasible_start_stops_cleanly():
-    design = op.Design(jr.presets.paper_hexarotor(omega_max=300.0), jr.FullyActuatedSE3())
+    design = op.Design(jr.presets.paper_hexarotor(rotor_speed_max=300.0), jr.FullyActuatedSE3())
     params = op.Parameters.select(design, {"platform.alpha": op.Interval(0.0, 1.0)})
     problem = op.DesignProblem(design, params, ob.LateralCapability(n_directions=4))
     result = op.minimize(problem, optax.adam(0.05), op.MinimizeOptions(iterations=5), progress=False)

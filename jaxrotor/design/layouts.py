@@ -48,7 +48,7 @@ __all__ = [
     "plus_layout",
     "h_layout",
     "coaxial_layout",
-    "omega_max_for_thrust_to_weight",
+    "rotor_speed_max_for_thrust_to_weight",
     "hex_s550",
     "octo_x8",
     "racing_250",
@@ -83,7 +83,7 @@ def x_layout(n: int, arm_length: float, **platform_kwargs) -> Platform:
         arm_length: hub distance from the centre of mass [m].
         **platform_kwargs: keyword arguments of :func:`~jaxrotor.design.platform.star_platform`
             (``mass``, ``c_f``, ``c_tau`` required; ``kappa``, ``alpha``/``beta`` tilts,
-            ``inertia`` or ``hub_mass``, ``omega_max``, ``name``, ...), except ``gamma``.
+            ``inertia`` or ``hub_mass``, ``rotor_speed_max``, ``name``, ...), except ``gamma``.
 
     Returns:
         an angle-form :class:`Platform` (its tilt leaves can be optimised).
@@ -128,7 +128,7 @@ def h_layout(n: int, length: float, width: float, **platform_kwargs) -> Platform
         width: distance between the rails [m] (> 0).
         **platform_kwargs: keyword arguments of :func:`~jaxrotor.design.platform.explicit_platform`
             (``mass``, ``c_f``, ``c_tau`` required; ``kappa`` to override the spin pattern,
-            ``inertia`` or ``hub_mass``, ``omega_max``, ``name``, ...), except ``axes``.
+            ``inertia`` or ``hub_mass``, ``rotor_speed_max``, ``name``, ...), except ``axes``.
 
     Returns:
         a flat, explicit-coordinate :class:`Platform` (class ``CnS_nR``).
@@ -220,16 +220,16 @@ def coaxial_layout(
         body_radius=body_radius,
         body_height=body_height,
         gravity=float(base.gravity) if gravity is None else gravity,
-        omega_min=np.tile(np.asarray(base.omega_min, dtype=float), 2),
-        omega_max=np.tile(np.asarray(base.omega_max, dtype=float), 2),
+        rotor_speed_min=np.tile(np.asarray(base.rotor_speed_min, dtype=float), 2),
+        rotor_speed_max=np.tile(np.asarray(base.rotor_speed_max, dtype=float), 2),
         name=name or f"{base.name}_coax",
     )
 
 
-def omega_max_for_thrust_to_weight(mass: float, c_f_total: float, thrust_to_weight: float, gravity: float = 9.81) -> float:
+def rotor_speed_max_for_thrust_to_weight(mass: float, c_f_total: float, thrust_to_weight: float, gravity: float = 9.81) -> float:
     """Common rotor speed limit [rad/s] giving a nominal thrust-to-weight ratio.
 
-    ``sum_i c_f,i omega_max^2 = (T/W) m g``, so ``omega_max = sqrt((T/W) m g / sum_i c_f,i)``.
+    ``sum_i c_f,i rotor_speed_max^2 = (T/W) m g``, so ``rotor_speed_max = sqrt((T/W) m g / sum_i c_f,i)``.
 
     Args:
         mass: total mass [kg].
@@ -248,13 +248,13 @@ def hex_s550() -> Platform:
 
     ``c_f = 1.1e-5 N s^2/rad^2`` (a 10-inch propeller: 2.9 N per rotor at about
     4900 rpm in hover), ``c_tau = 0.016 c_f`` (a 16 mm torque-to-thrust ratio, typical of
-    10-inch propellers), ``omega_max`` from T/W = 3 (about 900 rad/s). Inertia: six 80 g
+    10-inch propellers), ``rotor_speed_max`` from T/W = 3 (about 900 rad/s). Inertia: six 80 g
     hubs and a 1.32 kg disc of radius 0.1 m.
     """
     mass, c_f, n = 1.8, 1.1e-5, 6
     return x_layout(
         n, 0.275, mass=mass, c_f=c_f, c_tau=0.016 * c_f, hub_mass=0.08, body_radius=0.1,
-        omega_max=omega_max_for_thrust_to_weight(mass, n * c_f, 3.0), name="hex_s550",
+        rotor_speed_max=rotor_speed_max_for_thrust_to_weight(mass, n * c_f, 3.0), name="hex_s550",
     )
 
 
@@ -268,8 +268,8 @@ def octo_x8() -> Platform:
     eight 150 g hubs and a 3.3 kg disc of radius 0.15 m.
     """
     mass, c_f, eta = 4.5, 3.0e-5, 0.85
-    omega_max = omega_max_for_thrust_to_weight(mass, 4 * c_f * (1 + eta), 2.6)
-    base = x_layout(4, 0.35, mass=mass, c_f=c_f, c_tau=0.018 * c_f, inertia=(1.0, 1.0, 1.0), omega_max=omega_max)
+    rotor_speed_max = rotor_speed_max_for_thrust_to_weight(mass, 4 * c_f * (1 + eta), 2.6)
+    base = x_layout(4, 0.35, mass=mass, c_f=c_f, c_tau=0.018 * c_f, inertia=(1.0, 1.0, 1.0), rotor_speed_max=rotor_speed_max)
     return coaxial_layout(base, 0.1, eta, hub_mass=0.15, body_radius=0.15, name="octo_x8")
 
 
@@ -278,11 +278,11 @@ def racing_250() -> Platform:
 
     Values chosen by jaxrotor (the preset is commonly named but not specified):
     ``c_f = 1e-6 N s^2/rad^2`` (5-inch propellers, about 11 000 rpm in hover),
-    ``c_tau = 0.012 c_f``, ``omega_max`` from T/W = 6 (about 2800 rad/s). Inertia:
+    ``c_tau = 0.012 c_f``, ``rotor_speed_max`` from T/W = 6 (about 2800 rad/s). Inertia:
     four 40 g hubs and a 0.39 kg disc of radius 0.05 m.
     """
     mass, c_f = 0.55, 1.0e-6
     return x_layout(
         4, 0.125, mass=mass, c_f=c_f, c_tau=0.012 * c_f, hub_mass=0.04, body_radius=0.05,
-        omega_max=omega_max_for_thrust_to_weight(mass, 4 * c_f, 6.0), name="racing_250",
+        rotor_speed_max=rotor_speed_max_for_thrust_to_weight(mass, 4 * c_f, 6.0), name="racing_250",
     )

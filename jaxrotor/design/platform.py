@@ -85,8 +85,8 @@ class Platform(eqx.Module):
         mass: ``()`` total mass ``m`` [kg].
         inertia: ``(3, 3)`` inertia ``J`` about the centre of mass in the body frame [kg m^2].
         gravity: ``()`` gravitational acceleration ``g`` [m/s^2].
-        omega_min: ``(n,)`` lowest rotor speed [rad/s] (input bound ``u_min = omega_min^2``).
-        omega_max: ``(n,)`` highest rotor speed [rad/s] (``inf`` for unbounded).
+        rotor_speed_min: ``(n,)`` lowest rotor speed [rad/s] (input bound ``u_min = rotor_speed_min^2``).
+        rotor_speed_max: ``(n,)`` highest rotor speed [rad/s] (``inf`` for unbounded).
         tilting: static tuple naming the angle sets that are servo-actuated in flight,
             a subset of ``("alpha", "beta")``; empty for a fixed-tilt platform.
         name: static human-readable name.
@@ -107,8 +107,8 @@ class Platform(eqx.Module):
     mass: Array
     inertia: Array
     gravity: Array
-    omega_min: Array
-    omega_max: Array
+    rotor_speed_min: Array
+    rotor_speed_max: Array
     tilting: tuple[str, ...] = eqx.field(static=True, default=())
     name: str = eqx.field(static=True, default="platform")
 
@@ -127,13 +127,13 @@ class Platform(eqx.Module):
 
     @property
     def u_min(self) -> Array:
-        """``(n,)`` lower input bound ``u_min = omega_min^2`` [rad^2/s^2]."""
-        return self.omega_min**2
+        """``(n,)`` lower input bound ``u_min = rotor_speed_min^2`` [rad^2/s^2]."""
+        return self.rotor_speed_min**2
 
     @property
     def u_max(self) -> Array:
-        """``(n,)`` upper input bound ``u_max = omega_max^2`` [rad^2/s^2] (``inf`` if unbounded)."""
-        return self.omega_max**2
+        """``(n,)`` upper input bound ``u_max = rotor_speed_max^2`` [rad^2/s^2] (``inf`` if unbounded)."""
+        return self.rotor_speed_max**2
 
     @property
     def weight(self) -> Array:
@@ -159,8 +159,8 @@ def _validate(p: Platform) -> None:
         "beta_sign": p.beta_sign,
         "c_tau": p.c_tau,
         "kappa": p.kappa,
-        "omega_min": p.omega_min,
-        "omega_max": p.omega_max,
+        "rotor_speed_min": p.rotor_speed_min,
+        "rotor_speed_max": p.rotor_speed_max,
     }
     for name, arr in per_rotor.items():
         if arr.shape != (n,):
@@ -198,7 +198,7 @@ def _validate(p: Platform) -> None:
         )
 
     leaves = [p.arm_length, p.gamma, p.delta, p.alpha, p.beta, p.alpha_sign, p.beta_sign, p.positions, p.axes,
-              p.c_f, p.c_tau, p.kappa, p.mass, p.inertia, p.gravity, p.omega_min, p.omega_max]
+              p.c_f, p.c_tau, p.kappa, p.mass, p.inertia, p.gravity, p.rotor_speed_min, p.rotor_speed_max]
     if not is_concrete(leaves):
         return  # values are checked on concrete platforms only (construction outside jit/vmap)
 
@@ -206,12 +206,12 @@ def _validate(p: Platform) -> None:
         return np.asarray(x, dtype=float)
 
     names = ["arm_length", "gamma", "delta", "alpha", "beta", "alpha_sign", "beta_sign", "positions", "axes",
-             "c_f", "c_tau", "kappa", "mass", "inertia", "gravity", "omega_min"]
+             "c_f", "c_tau", "kappa", "mass", "inertia", "gravity", "rotor_speed_min"]
     for name, arr in zip(names, leaves):
         if arr is not None and not np.all(np.isfinite(f(arr))):
             raise _bad(name, arr, "contains NaN or infinity", f"give finite values for `{name}`")
-    if np.any(np.isnan(f(p.omega_max))):
-        raise _bad("omega_max", p.omega_max, "contains NaN", "give finite values or inf for no upper bound")
+    if np.any(np.isnan(f(p.rotor_speed_max))):
+        raise _bad("rotor_speed_max", p.rotor_speed_max, "contains NaN", "give finite values or inf for no upper bound")
 
     if f(p.mass) <= 0:
         raise _bad("mass", p.mass, "the total mass must be > 0 kg", "pass a positive mass in kilograms")
@@ -238,9 +238,9 @@ def _validate(p: Platform) -> None:
         if not np.all(np.isin(f(getattr(p, name)), (-1.0, 0.0, 1.0))):
             raise _bad(name, getattr(p, name), "a sign pattern must hold only -1, 0 or +1",
                        f"pass `{name}` like (-1)**i")
-    if np.any(f(p.omega_min) < 0) or np.any(f(p.omega_max) <= f(p.omega_min)):
-        raise _bad("omega_max", p.omega_max, f"rotor speed bounds need 0 <= omega_min < omega_max (omega_min = "
-                   f"{f(p.omega_min).tolist()})", "pass omega_min >= 0 and omega_max > omega_min in rad/s")
+    if np.any(f(p.rotor_speed_min) < 0) or np.any(f(p.rotor_speed_max) <= f(p.rotor_speed_min)):
+        raise _bad("rotor_speed_max", p.rotor_speed_max, f"rotor speed bounds need 0 <= rotor_speed_min < rotor_speed_max (rotor_speed_min = "
+                   f"{f(p.rotor_speed_min).tolist()})", "pass rotor_speed_min >= 0 and rotor_speed_max > rotor_speed_min in rad/s")
     if p.positions is None:
         d = f(p.delta)
         if np.any(d < 0) or np.any(d >= _HALF_PI):
@@ -422,8 +422,8 @@ def star_platform(
     body_radius: float = 0.1,
     body_height: float = 0.0,
     gravity: float = 9.81,
-    omega_min: float | Sequence[float] = 0.0,
-    omega_max: float | Sequence[float] = float("inf"),
+    rotor_speed_min: float | Sequence[float] = 0.0,
+    rotor_speed_max: float | Sequence[float] = float("inf"),
     tilting: Sequence[str] = (),
     name: str = "star",
 ) -> Platform:
@@ -447,7 +447,7 @@ def star_platform(
         inertia: ``(3, 3)`` or diagonal ``(3,)`` [kg m^2]; if ``None``, built by
             :func:`lumped_inertia` from ``hub_mass``, ``body_radius``, ``body_height``.
         gravity: ``g`` [m/s^2].
-        omega_min, omega_max: rotor speed bounds [rad/s], scalar or ``(n,)``.
+        rotor_speed_min, rotor_speed_max: rotor speed bounds [rad/s], scalar or ``(n,)``.
         tilting: angle sets actuated in flight, subset of ``("alpha", "beta")``.
         name: a name for reports.
 
@@ -484,8 +484,8 @@ def star_platform(
         mass=_float(mass),
         inertia=J,
         gravity=_float(gravity),
-        omega_min=_per_rotor(omega_min, n, "omega_min"),
-        omega_max=_per_rotor(omega_max, n, "omega_max"),
+        rotor_speed_min=_per_rotor(rotor_speed_min, n, "rotor_speed_min"),
+        rotor_speed_max=_per_rotor(rotor_speed_max, n, "rotor_speed_max"),
         tilting=tuple(tilting),
         name=name,
     )
@@ -504,8 +504,8 @@ def explicit_platform(
     body_radius: float = 0.1,
     body_height: float = 0.0,
     gravity: float = 9.81,
-    omega_min: float | Sequence[float] = 0.0,
-    omega_max: float | Sequence[float] = float("inf"),
+    rotor_speed_min: float | Sequence[float] = 0.0,
+    rotor_speed_max: float | Sequence[float] = float("inf"),
     name: str = "explicit",
 ) -> Platform:
     """Build a platform from explicit hub coordinates and spin axes (body frame).
@@ -541,8 +541,8 @@ def explicit_platform(
         mass=_float(mass),
         inertia=J,
         gravity=_float(gravity),
-        omega_min=_per_rotor(omega_min, n, "omega_min"),
-        omega_max=_per_rotor(omega_max, n, "omega_max"),
+        rotor_speed_min=_per_rotor(rotor_speed_min, n, "rotor_speed_min"),
+        rotor_speed_max=_per_rotor(rotor_speed_max, n, "rotor_speed_max"),
         tilting=(),
         name=name,
     )

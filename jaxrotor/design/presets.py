@@ -7,7 +7,7 @@
   see below).
 * ``cs_a0_ted_6r``: the paper's cant-tilted hexarotor example ``CS_α0-Ted_6R``.
 
-The paper gives no rotor speed limit. jaxrotor uses ``omega_max = 700 rad/s``
+The paper gives no rotor speed limit. jaxrotor uses ``rotor_speed_max = 700 rad/s``
 (about 6700 rpm) for the Table II rotors: with ``c_f = 3.799e-5 N s^2/rad^2`` that
 is 18.6 N per rotor, a thrust-to-weight ratio near 2.9 for the 3.5 kg hexarotor,
 typical of the 13-15 inch propellers such ``c_f`` values describe. The analytic
@@ -40,10 +40,10 @@ TABLE_II = {
 }
 
 #: Rotor speed limit used for the Table II rotors (not in the paper; see module docstring).
-OMEGA_MAX = 700.0  # rad/s
+ROTOR_SPEED_MAX = 700.0  # rad/s
 
 
-def paper_hexarotor(inertia: str = "analytic", omega_max: float = OMEGA_MAX) -> Platform:
+def paper_hexarotor(inertia: str = "analytic", rotor_speed_max: float = ROTOR_SPEED_MAX) -> Platform:
     """The use-case hexarotor ``CS_α0β0-Ted_6R`` of Table II.
 
     ``l = 0.385 m``, ``gamma_i = (i-1) pi/3``, ``delta_i = 0``, ``beta_i = beta_0 = pi/18``,
@@ -64,12 +64,12 @@ def paper_hexarotor(inertia: str = "analytic", omega_max: float = OMEGA_MAX) -> 
         beta=T["beta0"],
         inertia=T["J_a"] if inertia == "analytic" else T["J_p"],
         gravity=T["gravity"],
-        omega_max=omega_max,
+        rotor_speed_max=rotor_speed_max,
         name="paper_hexarotor" if inertia == "analytic" else "paper_hexarotor_physics",
     )
 
 
-def cs_4r(omega_max: float = OMEGA_MAX) -> Platform:
+def cs_4r(rotor_speed_max: float = ROTOR_SPEED_MAX) -> Platform:
     """The flat star quadrotor ``CS_4R`` (paper Sec. III-C; values chosen here).
 
     The paper names the class only. jaxrotor uses the Table II rotors on a
@@ -79,11 +79,11 @@ def cs_4r(omega_max: float = OMEGA_MAX) -> Platform:
     """
     return star_platform(
         4, 0.25, mass=1.5, c_f=TABLE_II["c_f"], c_tau=TABLE_II["c_tau"], hub_mass=0.08, body_radius=0.1,
-        omega_max=omega_max, name="cs_4r",
+        rotor_speed_max=rotor_speed_max, name="cs_4r",
     )
 
 
-def cs_a0_ted_6r(omega_max: float = OMEGA_MAX) -> Platform:
+def cs_a0_ted_6r(rotor_speed_max: float = ROTOR_SPEED_MAX) -> Platform:
     """The cant-tilted hexarotor ``CS_α0-Ted_6R`` (paper Sec. III-C).
 
     Table II's hexarotor without dihedral: ``beta_i = 0``, ``alpha_i = (-1)^i alpha_0``
@@ -92,7 +92,7 @@ def cs_a0_ted_6r(omega_max: float = OMEGA_MAX) -> Platform:
     T = TABLE_II
     return star_platform(
         6, T["arm_length"], mass=T["mass"], c_f=T["c_f"], c_tau=T["c_tau"], alpha=T["alpha0"], beta=0.0,
-        inertia=T["J_a"], gravity=T["gravity"], omega_max=omega_max, name="cs_a0_ted_6r",
+        inertia=T["J_a"], gravity=T["gravity"], rotor_speed_max=rotor_speed_max, name="cs_a0_ted_6r",
     )
 
 

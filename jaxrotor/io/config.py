@@ -54,6 +54,21 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+import diffrax
+
+from .. import reference as R
+from ..allocators import Clip, PseudoInverse, TorquePriority
+from ..control import GAIN_NAMES, FullyActuatedSE3, UnderactuatedSE3
+from ..dynamics import (
+    Actuators,
+    FirstOrderMotor,
+    FirstOrderServo,
+    IdealMotor,
+    IdealServo,
+)
+from ..flight import DivergenceLimits, Flight
+from ..integrate import Integrator
+from .platform_table import platform_from_table
 from .toml import ConfigError, Table, parse_toml, read_toml
 
 __all__ = ["ConfigError", "FlightConfig", "load", "loads", "from_dict", "SOLVERS", "FLIGHT_TABLES"]
@@ -81,7 +96,6 @@ class FlightConfig:
         source: where it came from (a file path or ``"<builtin>"``).
         raw: the parsed TOML table (``{}`` for a configuration built in code).
     """
-
     name: str
     platform: Any
     controller: Any
@@ -97,7 +111,6 @@ class FlightConfig:
 
 
 def _controller(t: Table):
-    from ..control import GAIN_NAMES, FullyActuatedSE3, UnderactuatedSE3
 
     kind = t.choice("kind", ("fully_actuated", "underactuated"), "fully_actuated")
     gains = {}
@@ -114,7 +127,6 @@ def _controller(t: Table):
 
 
 def _allocator(t: Table):
-    from ..allocators import Clip, PseudoInverse, TorquePriority
 
     kind = t.choice("kind", ("pseudo_inverse", "clip", "torque_priority"), "pseudo_inverse")
     t.check_unknown()
@@ -133,7 +145,6 @@ def _old_actuator_strings(t: Table) -> None:
 
 
 def _actuators(t: Table):
-    from ..dynamics import Actuators, FirstOrderMotor, FirstOrderServo, IdealMotor, IdealServo
 
     _old_actuator_strings(t)
     t.moved("time_constant", "actuators.motor.time_constant")
@@ -157,7 +168,6 @@ def _actuators(t: Table):
 
 
 def _reference(t: Table):
-    from .. import reference as R
 
     t.renamed("total_time", "reference.duration")
     t.renamed("length", "reference.duration")
@@ -187,9 +197,7 @@ def _reference(t: Table):
 
 
 def _integrator(t: Table):
-    import diffrax
 
-    from ..integrate import Integrator
 
     t.renamed("method", "solver.kind")
     t.moved("save_dt", "flight.save_dt")
@@ -206,7 +214,6 @@ def _integrator(t: Table):
 
 
 def _flight_settings(t: Table) -> dict:
-    from ..flight import DivergenceLimits
 
     out = dict(
         save_dt=t.number("save_dt", 0.01, positive=True, fix="the output period in s, e.g. 0.01"),
@@ -226,9 +233,6 @@ def from_dict(data: dict, source: str = "<dict>", base_dir: Path | None = None) 
     Raises:
         ConfigError: naming the file, the key, the value and the fix.
     """
-    from ..flight import Flight
-    from .platform_table import platform_from_table
-
     top = Table(data, source, "")
     name = top.get("name", str, Path(source).stem if source.endswith(".toml") else "flight")
     top.get("description", str, "")

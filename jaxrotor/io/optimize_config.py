@@ -40,10 +40,21 @@ from pathlib import Path
 from typing import Any
 
 import equinox as eqx
+import optax
 
+from ..optimize import (
+    TRANSFORMS,
+    Box,
+    Design,
+    DesignProblem,
+    Log,
+    MinimizeOptions,
+    Parameters,
+)
+from ..optimize import objectives as ob
 from .config import FlightConfig
 from .config import from_dict as flight_from_dict
-from .toml import ConfigError, Table, read_toml
+from .toml import Table, read_toml
 
 __all__ = ["OptimizationConfig", "Optimizer", "OPTIMIZERS", "from_dict", "load"]
 
@@ -71,7 +82,6 @@ class Optimizer(eqx.Module):
             active bounds that a constant step only circles).
         final_fraction: ``f`` above.
     """
-
     name: str = eqx.field(static=True, default="adam")
     learning_rate: float = eqx.field(static=True, default=0.05)
     clip_norm: float | None = eqx.field(static=True, default=None)
@@ -97,7 +107,6 @@ class Optimizer(eqx.Module):
 
     def build(self):
         """The ``optax.GradientTransformation``."""
-        import optax
 
         lr = self.learning_rate
         if self.decay_steps is not None:
@@ -136,7 +145,6 @@ class OptimizationConfig:
         flight: the flight part (:class:`~jaxrotor.io.config.FlightConfig`).
         source: file name.
     """
-
     name: str
     kind: str
     problem: Any
@@ -161,7 +169,6 @@ _TERM_OPTIONS: dict[str, dict[str, tuple]] = {
 
 
 def _parameters_from(t: Table, design):
-    from ..optimize import TRANSFORMS, Box, Parameters
 
     selection = {}
     for path, sub in t.data.items():
@@ -190,7 +197,6 @@ def _parameters_from(t: Table, design):
 
 
 def _objective_from(t: Table):
-    from ..optimize import objectives as ob
 
     terms = []
     for name, sub in t.data.items():
@@ -239,9 +245,6 @@ def from_dict(data: Mapping[str, Any], source: str = "<dict>", base_dir: Path | 
     Raises:
         ConfigError: naming the file, the key, the value and the fix.
     """
-    from ..optimize import Design, DesignProblem, Log, MinimizeOptions, Parameters
-    from ..optimize import objectives as ob
-
     top = Table(data, source, "")
     own = {k: top.table(k) for k in _OWN_TABLES if k in data}
     flight_data = {k: v for k, v in data.items() if k not in _OWN_TABLES}

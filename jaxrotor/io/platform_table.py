@@ -41,8 +41,8 @@ PLATFORM_KEYS: dict[str, str] = {
     "body_radius": _NUMBER,
     "body_height": _NUMBER,
     "gravity": _NUMBER,
-    "omega_min": _NUMBERS,
-    "omega_max": _NUMBERS,
+    "rotor_speed_min": _NUMBERS,
+    "rotor_speed_max": _NUMBERS,
     "tilting": 'a list of angle names, a subset of ["alpha", "beta"]',
     "name": "a string",
 }
@@ -85,7 +85,7 @@ def platform_from_table(table: Mapping[str, Any], source: str) -> Platform:
     ``arm_length`` [m], ``mass`` [kg], ``c_f`` [N s^2/rad^2], ``c_tau`` [N m s^2/rad^2],
     and ``inertia`` [kg m^2] or ``hub_mass`` [kg]; optional ``kappa``, ``alpha``,
     ``beta``, ``alpha_sign``, ``beta_sign``, ``delta``, ``gamma`` [rad], ``body_radius``,
-    ``body_height`` [m], ``gravity`` [m/s^2], ``omega_min``, ``omega_max`` [rad/s]
+    ``body_height`` [m], ``gravity`` [m/s^2], ``rotor_speed_min``, ``rotor_speed_max`` [rad/s]
     (TOML ``inf`` for no limit), ``tilting``, ``name``. Angles are in radians.
 
     Example::
@@ -99,7 +99,7 @@ def platform_from_table(table: Mapping[str, Any], source: str) -> Platform:
         alpha = 0.436   # alpha_0, with the default sign pattern (-1)^i
         beta = 0.175
         inertia = [0.155, 0.147, 0.251]
-        omega_max = 700.0
+        rotor_speed_max = 700.0
 
     Args:
         table: the parsed ``[platform]`` table (a dict).
@@ -125,6 +125,11 @@ def platform_from_table(table: Mapping[str, Any], source: str) -> Platform:
             raise ConfigError(f"{where} key `preset` = {preset!r} is not a preset name. "
                              f"Fix: use one of {', '.join(_presets.names())} (see `jaxrotor presets`).")
         return _presets.get(preset)
+    for old in ("omega_min", "omega_max"):  # rotor speeds are `rotor_speed`; `omega` is the body rate
+        if old in table:
+            new = old.replace("omega", "rotor_speed")
+            raise ConfigError(f"{where} key `platform.{old}` = {table[old]!r} was renamed: use `platform.{new}` "
+                              f"(`omega` is the body rate). Fix: write `{new} = {table[old]!r}` in [platform].")
     unknown = sorted(k for k in table if k not in PLATFORM_KEYS)
     if unknown:
         raise ConfigError(f"{where} has unknown key(s) {', '.join(f'`{k}`' for k in unknown)} "

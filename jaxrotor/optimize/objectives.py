@@ -67,7 +67,6 @@ from typing import Any, ClassVar
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import Array
 
 from .._util import as_float
@@ -227,7 +226,23 @@ class AbstractDesignTerm(AbstractMeasureTerm):
 # --------------------------------------------------------------------------- composition
 
 
-class Weighted(AbstractTerm):
+class AbstractWrapperTerm(AbstractTerm):
+    """A term built on one inner term ``term``: it reports that term's name and flight need."""
+
+    term: eqx.AbstractVar[AbstractTerm]
+
+    @property
+    def needs_flight(self) -> bool:
+        """The inner term's."""
+        return self.term.needs_flight
+
+    @property
+    def name(self) -> str:
+        """The inner term's."""
+        return self.term.name
+
+
+class Weighted(AbstractWrapperTerm):
     """``weight * term`` (cost). ``weight`` is an array leaf (differentiable, vmappable).
 
     Attributes:
@@ -241,16 +256,6 @@ class Weighted(AbstractTerm):
     def __init__(self, term: AbstractTerm, weight):
         self.term = term
         self.weight = as_float(weight)
-
-    @property
-    def needs_flight(self) -> bool:
-        """The weighted term's."""
-        return self.term.needs_flight
-
-    @property
-    def name(self) -> str:
-        """The weighted term's."""
-        return self.term.name
 
     def evaluate(self, design, traj=None):
         """``(weight * cost, breakdown)`` of the weighted term."""
@@ -306,7 +311,7 @@ class Sum(AbstractTerm):
         return self.terms
 
 
-class _AbstractBound(AbstractTerm):
+class _AbstractBound(AbstractWrapperTerm):
     """A term on the measure ``m`` of one measure term, evaluated once: cost ``cost_of(m)``, breakdown ``{name: m}``."""
 
     term: eqx.AbstractVar[AbstractMeasureTerm]  # a dataclass field in every final subclass
@@ -314,16 +319,6 @@ class _AbstractBound(AbstractTerm):
     @abc.abstractmethod
     def cost_of(self, m: Array) -> Array:
         """The cost as a function of the measure ``m``."""
-
-    @property
-    def needs_flight(self) -> bool:
-        """The bounded term's."""
-        return self.term.needs_flight
-
-    @property
-    def name(self) -> str:
-        """The bounded term's."""
-        return self.term.name
 
     def evaluate(self, design, traj=None):
         """``(cost_of(m), {name: m})`` with ``m = term.measure(design, traj)`` computed once."""
@@ -510,7 +505,7 @@ class SaturationMargin(AbstractFlightTerm):
     zero while every rotor keeps at least ``b`` of its range from both bounds, about
     1 per rotor pinned at a bound for the whole flight. Both bounds matter: under a
     fast fixed-attitude manoeuvre the rotors that must *reduce* thrust reach
-    ``omega_min = 0`` first. Unbounded rotors (``omega_max = inf``) contribute 0.
+    ``rotor_speed_min = 0`` first. Unbounded rotors (``rotor_speed_max = inf``) contribute 0.
 
     Attributes:
         threshold: ``()`` the cost starts when a rotor uses more than this fraction of its
@@ -587,7 +582,7 @@ class LateralCapability(AbstractDesignTerm):
 
     :func:`jaxrotor.analysis.smooth_lateral_force_capability` (barrier-smoothed
     linear programs under the input bounds, soft minimum over ``n_directions``
-    horizontal directions) divided by ``m g``. Needs finite ``omega_max`` and a hover
+    horizontal directions) divided by ``m g``. Needs finite ``rotor_speed_max`` and a hover
     input strictly inside the bounds (else NaN, which the problem's loss penalises).
 
     Attributes:
