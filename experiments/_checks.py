@@ -25,7 +25,8 @@ from typing import Any
 OPS = {"<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt, "==": operator.eq}
 
 # the line printed for each check; tests/test_experiments.py parses it with this pattern
-LINE_PATTERN = r"^check (?P<name>.+): (?P<status>PASS|FAIL) \(measured (?P<measured>\S+), target (?P<op><=|>=|<|>|==) (?P<target>\S+)\)"
+LINE_PATTERN = (r"^check (?P<name>.+): (?P<status>PASS|FAIL) "
+                r"\(measured (?P<measured>\S+), target (?P<op><=|>=|<|>|==) (?P<target>\S+)\)")
 
 
 def _jsonable(x: Any) -> Any:

@@ -24,7 +24,8 @@ Checks (one ``check ...: PASS/FAIL`` line each; the script exits 1 if any fails)
   (exact LP margin);
 * every optimum is within ``GAP_TOL`` of the exact scan's best on the efficiency
   boundary (relative; negative when the optimum beats the scan's resolution):
-  0.2 % in full mode, 10 % with ``--quick`` (40 iterations, 9-point scan).
+  0.5 % in full mode (1.4e-3 measured), 10 % with ``--quick`` (40 iterations, 9-point scan;
+  5.4e-2 measured).
 
 Run::
 
@@ -57,7 +58,7 @@ from jaxrotor import optimize as op  # noqa: E402
 from _checks import Checks  # noqa: E402
 
 PAPER = (math.radians(25.0), math.radians(10.0))
-GAP_TOL = {"full": 2e-3, "quick": 0.1}  # worst relative gap to the exact scan's best
+GAP_TOL = {"full": 5e-3, "quick": 0.1}  # worst relative gap to the scan (measured: 1.4e-3 full, 5.4e-2 quick)
 
 
 def at(platform, a, b):

@@ -232,7 +232,8 @@ def main(argv=None) -> int:
         summary["gradient_cells_from_grid_best"] = cells_from(single, grid_best)
         checks.add(f"single run (lambda = {lam0:g}): optimum's distance from the grid's best [cells]",
                    summary["gradient_cells_from_grid_best"], "<=", 1.0 + 1e-9,
-                   f"optimum {single[0]:.2f} / {single[1]:.2f} deg, grid best {grid_best[0]:.1f} / {grid_best[1]:.1f} deg")
+                   f"optimum {single[0]:.2f} / {single[1]:.2f} deg, "
+                   f"grid best {grid_best[0]:.1f} / {grid_best[1]:.1f} deg")
     checks.add("penalised (diverged) optima of the sweep", sum(s["penalized"] for s in sweep), "<=", 0)
     _plots(out, alphas, betas, terms, weights, lam0, sweep, None if args.quick else path, paper)
     print(f"outputs written to {out}")
