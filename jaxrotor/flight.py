@@ -125,13 +125,12 @@ class Flight(eqx.Module):
         need = controller.required_rank
         if platform.is_tilting or not is_concrete(platform) or need is None:
             return
-        rows = slice(None) if need == 6 else slice(2, 6)
+        rows = slice(None) if need == 6 else slice(2, 6)  # 6: all of G; 4: the thrust and torque rows
         rank = allocation_rank(platform, rows=rows)
-        full = 6 if need == 6 else 4
-        if rank < full:
+        if rank < need:
             what = "G" if need == 6 else "[f_z; tau] (rows 3-6 of G)"
             raise ValueError(
-                f"fly: `controller` = {type(controller).__name__} needs rank {what} = {full}, but platform "
+                f"fly: `controller` = {type(controller).__name__} needs rank {what} = {need}, but platform "
                 f"{platform.name!r} ({platform.label()}) has rank {rank}: it cannot produce the wrench this "
                 "controller commands. Fix: use jaxrotor.control.UnderactuatedSE3 for collinear platforms, "
                 "tilt the rotors, or add rotors."

@@ -22,13 +22,12 @@ import functools
 import inspect
 from typing import Callable, NamedTuple
 
-import jax
 import numpy as np
 from jax import Array
 
 from ..allocation import (characteristic_length, force_matrix, hover_inputs, moment_matrix, rank_tolerance,
                           scaled_allocation_matrix)
-from ..design.platform import Platform
+from ..design.platform import Platform, is_concrete
 
 
 class Normalised(NamedTuple):
@@ -52,7 +51,7 @@ class Normalised(NamedTuple):
 def normalised(platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> Normalised:
     """:class:`Normalised` system of ``platform`` at tilt angles ``alpha``, ``beta`` (pure JAX)."""
     Gs = scaled_allocation_matrix(platform, alpha, beta)
-    u_ref = platform.mass * platform.gravity / platform.c_f.sum()
+    u_ref = platform.weight / platform.c_f.sum()
     return Normalised(A=Gs / Gs.shape[1], lo=platform.u_min / u_ref, hi=platform.u_max / u_ref, u_ref=u_ref,
                       x_hover=hover_inputs(platform, alpha, beta) / u_ref)
 
@@ -99,7 +98,7 @@ class System:
 
 def system(platform: Platform, alpha=None, beta=None) -> System:
     """The concrete :class:`System` of ``platform`` (raises ``ValueError`` on traced values or ``L = 0``)."""
-    if any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves((platform, alpha, beta))):
+    if not is_concrete(platform, alpha, beta):
         raise ValueError(
             "analysis: the exact reports need a concrete platform, got traced values (inside jit/vmap/grad). "
             "Fix: call analyze() outside jit, or use the differentiable measures condition_number, "
@@ -116,7 +115,7 @@ def system(platform: Platform, alpha=None, beta=None) -> System:
     f64 = lambda x: np.asarray(x, dtype=float)  # noqa: E731
     return System(F=f64(force_matrix(platform, alpha, beta)), M=f64(moment_matrix(platform, alpha, beta)),
                   c_f=f64(platform.c_f), A=A, lo=f64(N.lo), hi=f64(N.hi), x_hover=f64(N.x_hover),
-                  u_ref=float(N.u_ref), weight=float(platform.mass) * float(platform.gravity), L=L,
+                  u_ref=float(N.u_ref), weight=float(platform.weight), L=L,
                   tol=rank_tolerance(N.A * A.shape[1]))
 
 
