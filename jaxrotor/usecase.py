@@ -37,11 +37,11 @@ __all__ = [
     "PAPER_TABLE_IV",
     "RUN_KEYS",
     "FlightResult",
-    "paper_reproduction_spec",
-    "paper_realistic_spec",
     "fly",
-    "run",
     "metrics_table",
+    "paper_realistic_spec",
+    "paper_reproduction_spec",
+    "run",
 ]
 
 #: Table IV, analytic column (mean absolute errors per axis): e_p [m], e_R [rad]
@@ -137,10 +137,10 @@ def metrics_table(results: list[FlightResult], paper: dict | None = PAPER_TABLE_
     header = f"{'metric':<{_W}}" + (f"{'paper (Table IV, a)':>{_W}}" if paper else "") + "".join(
         f"{n:>{_W}}" for n in names)
     lines = [header, "-" * len(header)]
-    rows = [("mae e_p,%s [m]" % c, "mae_position_xyz", i) for i, c in enumerate("xyz")]
-    rows += [("mae e_R,%d [rad]" % (i + 1), "mae_orientation_xyz", i) for i in range(3)]
-    rows += [("max |e_p,%s| [m]" % c, "max_position_error_xyz", i) for i, c in enumerate("xyz")]
-    rows += [("rmse e_p,%s [m]" % c, "rmse_position_xyz", i) for i, c in enumerate("xyz")]
+    rows = [(f"mae e_p,{c} [m]", "mae_position_xyz", i) for i, c in enumerate("xyz")]
+    rows += [(f"mae e_R,{i + 1} [rad]", "mae_orientation_xyz", i) for i in range(3)]
+    rows += [(f"max |e_p,{c}| [m]", "max_position_error_xyz", i) for i, c in enumerate("xyz")]
+    rows += [(f"rmse e_p,{c} [m]", "rmse_position_xyz", i) for i, c in enumerate("xyz")]
     for title, key, i in rows:
         ref = f"{paper[key][i]:>{_W}.4e}" if paper and key in paper else blank
         lines.append(f"{title:<{_W}}" + ref + "".join(
@@ -161,8 +161,40 @@ def _save_npz(path: Path, traj) -> None:
     np.savez_compressed(path, **{k: np.asarray(getattr(traj, k)) for k in keys}, diverged=np.asarray(traj.diverged))
 
 
-def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool = True, echo=print) -> dict:
+def fly_physics_layer(config: FlightConfig) -> dict:
+    """Fly ``config`` on the physics layer (MuJoCo C engine, :func:`jaxrotor.physics.fly_physics` with
+    :func:`jaxrotor.physics.validate.physics_settings`) and return its metrics in the JSON form of :func:`fly`
+    (plus ``mass`` [kg] and ``inertia`` [kg m^2] of the engine's model), with the result under ``"_result"``."""
+    from .physics.engine import fly_physics
+    from .physics.mjcf import build_model
+    from .physics.validate import physics_settings
+
+    settings = physics_settings(config.platform)
+    t0 = time.perf_counter()
+    pm = build_model(config.platform, settings.parts, settings.options)
+    res = fly_physics(config.platform, config.controller, config.flight, settings, model=pm)
+    return {
+        "name": f"{config.name}_physics",
+        "label": config.platform.label(),
+        "label_ascii": config.platform.label(ascii=True),
+        **flight_metrics(res.trajectory, pm.physics_platform()).to_dict(),
+        "wall_time_s": res.wall_time_s,
+        "compile_time_s": max(time.perf_counter() - t0 - res.wall_time_s, 0.0),
+        "mass": pm.mass,
+        "inertia": pm.inertia,
+        "_result": res,
+    }
+
+
+def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool = True, echo=print,
+        physics: bool = False) -> dict:
     """Fly ``config`` (and ``config.compare``), print the metrics table, write outputs into ``out_dir``.
+
+    With ``physics``, ``config`` is also flown on the physics layer (:func:`fly_physics_layer`):
+    Table IV is printed with the paper's and jaxrotor's columns a and p
+    (:func:`jaxrotor.physics.validate.table_iv`), its metrics (plus ``max_abs_delta_omega`` and
+    ``max_abs_delta_omega_steady`` [rad/s]) are written to ``metrics_physics.json`` and returned
+    under ``"physics"``, and ``fig8_delta_omega.png`` shows ``Delta omega_i = omega_i^p - omega_i^a``.
 
     Writes ``fig6_trajectory_3d.png``, ``fig7_errors.png``, ``fig8_rotor_speeds.png``,
     ``trajectory.npz`` (and ``trajectory_<compare>.npz``) and ``metrics.json``, which
@@ -173,7 +205,7 @@ def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool 
     Non-finite numbers (a diverged flight) are written as ``null``.
 
     Returns:
-        The ``metrics.json`` content.
+        The ``metrics.json`` content (with ``physics``: plus ``"physics"``, the ``metrics_physics.json`` content).
     """
     from tqdm.auto import tqdm
 
@@ -181,7 +213,7 @@ def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool 
     out = Path(out_dir) if out_dir is not None else Path("jaxrotor-out") / config.name
     out.mkdir(parents=True, exist_ok=True)
     configs = [config] + ([config.compare] if config.compare is not None else [])
-    steps = [f"fly {c.name}" for c in configs] + ["figures", "files"]
+    steps = [f"fly {c.name}" for c in configs] + (["fly physics layer"] if physics else []) + ["figures", "files"]
     bar = tqdm(total=len(steps), disable=not progress, desc=config.name, unit="step")
     results = []
     for c in configs:
@@ -189,11 +221,22 @@ def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool 
         results.append(fly(c))
         bar.update()
     runs = {r.config.name: r.trajectory for r in results}
+    phys = None
+    if physics:
+        bar.set_postfix_str("building + flying the physics layer")
+        phys = fly_physics_layer(config)
+        bar.update()
     bar.set_postfix_str("drawing figures")
     label = results[0].metrics["label"]
     plotting.plot_trajectory_3d(runs, out / "fig6_trajectory_3d.png", title=f"{label}: 3D trajectory")
     plotting.plot_errors(runs, out / "fig7_errors.png", title=f"{label}: position and orientation errors")
     plotting.plot_rotor_speeds(runs, out / "fig8_rotor_speeds.png", title=f"{label}: rotor speeds")
+    if phys is not None:
+        from .physics.validate import delta_omega, plot_delta_omega
+
+        dw, _, _ = delta_omega(results[0].trajectory, phys["_result"].trajectory)
+        plot_delta_omega(np.asarray(results[0].trajectory.t), dw, out / "fig8_delta_omega.png",
+                         title=f"{label}: Fig. 8, Δω = ω^p − ω^a", jump_times=config.flight.reference.jump_times)
     bar.update()
     bar.set_postfix_str("writing files")
     _save_npz(out / "trajectory.npz", results[0].trajectory)
@@ -208,9 +251,36 @@ def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool 
         metrics["compare"] = results[1].metrics
     metrics = to_jsonable(metrics)
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2, allow_nan=False, ensure_ascii=False))
+    if phys is not None:
+        from .physics.validate import PAPER_TABLE_IV as PAPER_BOTH
+        from .physics.validate import delta_omega
+
+        _, dw_max, dw_steady = delta_omega(results[0].trajectory, phys["_result"].trajectory,
+                                           config.flight.reference.jump_times)
+        physics_metrics = {k: v for k, v in phys.items() if k != "_result"}
+        physics_metrics.update(max_abs_delta_omega=dw_max, max_abs_delta_omega_steady=dw_steady)
+        if paper:
+            physics_metrics["paper_table_iv"] = PAPER_BOTH
+        physics_metrics = to_jsonable(physics_metrics)
+        (out / "metrics_physics.json").write_text(json.dumps(physics_metrics, indent=2, allow_nan=False,
+                                                             ensure_ascii=False))
+        metrics = {**metrics, "physics": physics_metrics}
     bar.update()
     bar.close()
     echo(metrics_table(results, paper))
+    if phys is not None:
+        from .physics.validate import PAPER_TABLE_IV as PAPER_BOTH
+        from .physics.validate import table_iv
+
+        echo("")
+        echo(table_iv(results[0].metrics, metrics["physics"], PAPER_BOTH if paper else None))
+        p = metrics["physics"]
+        diag = ", ".join(f"{p['inertia'][i][i]:.5f}" for i in range(3))
+        echo(f"physics layer (MuJoCo): m = {p['mass']:.4f} kg, J = diag({diag}) kg m^2, "
+             f"max |Δω| outside 1 s after each reference jump = {p['max_abs_delta_omega_steady']:.3f} rad/s, "
+             f"wall time {p['wall_time_s']:.2f} s")
+        if p["diverged"]:
+            echo(f"WARNING: the physics-layer flight of {config.name!r} DIVERGED.")
     for r in results:
         if r.metrics["diverged"]:
             echo(f"WARNING: flight {r.config.name!r} DIVERGED (non-finite or runaway state, or solver failure).")

@@ -16,7 +16,12 @@ import click
 @click.option("--t1", type=click.FloatRange(min=0.0, min_open=True), default=None,
               help="Stop the flight(s) at this time [s] instead of [flight] t1 or the reference's end.")
 def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32: bool, t1: float | None) -> None:
-    """Fly CONFIG (a TOML file, see configs/); without CONFIG, the paper's hexarotor use case.
+    """Fly CONFIG (a TOML file, see configs/); without CONFIG, the paper's hexarotor use case on both layers.
+
+    Without CONFIG the use case is also flown on the physics layer (MuJoCo):
+    Table IV is printed with the paper's and jaxrotor's columns a and p, and
+    metrics_physics.json and fig8_delta_omega.png are written
+    (``jaxrotor validate CONFIG`` does the same for any configuration).
 
     Prints the metrics table and writes the figures (fig6_trajectory_3d.png,
     fig7_errors.png, fig8_rotor_speeds.png), trajectory.npz and metrics.json.
@@ -26,8 +31,8 @@ def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32
     import jax
 
     jax.config.update("jax_enable_x64", not float32)
-    from ..io import config as cfg
     from .. import usecase
+    from ..io import config as cfg
 
     try:
         conf = usecase.paper_reproduction_spec() if config is None else cfg.load(config)
@@ -36,8 +41,9 @@ def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32
     except (cfg.ConfigError, ValueError) as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
-    metrics = usecase.run(conf, out_dir, progress=not no_progress, echo=click.echo)
-    if metrics["diverged"] or (metrics.get("compare") or {}).get("diverged"):
+    metrics = usecase.run(conf, out_dir, progress=not no_progress, echo=click.echo, physics=config is None)
+    if (metrics["diverged"] or (metrics.get("compare") or {}).get("diverged")
+            or (metrics.get("physics") or {}).get("diverged")):
         click.echo("error: a flight diverged; its metrics are not meaningful.", err=True)
         sys.exit(1)
 

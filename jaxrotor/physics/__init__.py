@@ -1,0 +1,33 @@
+"""The physics layer: the same vehicle as a MuJoCo multibody model.
+
+* :mod:`~jaxrotor.physics.parts`: what the vehicle is made of (masses and shapes);
+  :func:`paper_hexarotor_parts` is the Table II hexarotor (``J^p``).
+* :mod:`~jaxrotor.physics.mjcf`: the model generator (``Platform`` + ``Parts`` -> MJCF
+  -> ``mujoco.MjModel``), with the engine's mass and inertia.
+* :mod:`~jaxrotor.physics.engine`: a flight on the MuJoCo C engine driven by the JAX
+  flight computer (:func:`fly_physics`).
+* :mod:`~jaxrotor.physics.mjx`: the same model and loop under MJX (jit, vmap, grad).
+* :mod:`~jaxrotor.physics.validate`: both layers side by side (Table IV, Fig. 8).
+
+See ``docs/physics.md``.
+"""
+
+from .engine import PhysicsResult as PhysicsResult
+from .engine import PhysicsSettings as PhysicsSettings
+from .engine import contact_force as contact_force
+from .engine import fly_physics as fly_physics
+from .mjcf import ModelOptions as ModelOptions
+from .mjcf import PhysicsModel as PhysicsModel
+from .mjcf import build_model as build_model
+from .mjcf import mjcf as mjcf
+from .parts import Arm as Arm
+from .parts import Hub as Hub
+from .parts import LandingGear as LandingGear
+from .parts import Motor as Motor
+from .parts import Parts as Parts
+from .parts import Propeller as Propeller
+from .parts import paper_hexarotor_parts as paper_hexarotor_parts
+
+__all__ = ["Arm", "Hub", "LandingGear", "ModelOptions", "Motor", "Parts", "PhysicsModel", "PhysicsResult",
+           "PhysicsSettings", "Propeller", "build_model", "contact_force", "fly_physics", "mjcf",
+           "paper_hexarotor_parts"]
