@@ -15,6 +15,9 @@ order data flows through it:
 * :mod:`.exact`: exact reports by linear programs (SciPy HiGHS): ranks,
   decoupling, static hoverability, rotor loss, hover input, thrust-to-weight,
   lateral force, torque at hover, mixer diagnostics.
+* :mod:`.polytopes`: exact force and moment polytopes (zero-moment force set,
+  hover section, the part above hover, force zonotope, moments at hover) with
+  their volumes, and the differentiable volumes and area of the zero-moment set.
 * :mod:`.report`: :class:`ActuationReport` and :func:`analyze`.
 
 The unit-consistent allocation matrix and its characteristic length live in
@@ -46,6 +49,18 @@ from .measures import hover_efficiency as hover_efficiency
 from .measures import rotor_loss_margin as rotor_loss_margin
 from .measures import singular_values as singular_values
 from .measures import smooth_lateral_force_capability as smooth_lateral_force_capability
+from .polytopes import POLYTOPE_KEYS as POLYTOPE_KEYS
+from .polytopes import Polytope as Polytope
+from .polytopes import above_hover_polytope as above_hover_polytope
+from .polytopes import force_zonotope as force_zonotope
+from .polytopes import hover_moment_polytope as hover_moment_polytope
+from .polytopes import hover_section_area as hover_section_area
+from .polytopes import hover_section_polygon as hover_section_polygon
+from .polytopes import polytope_measures as polytope_measures
+from .polytopes import volume_above_hover as volume_above_hover
+from .polytopes import zero_moment_force_volume as zero_moment_force_volume
+from .polytopes import zero_moment_measures as zero_moment_measures
+from .polytopes import zero_moment_polytope as zero_moment_polytope
 from .report import ActuationReport as ActuationReport
 from .report import analyze as analyze
 
@@ -77,4 +92,16 @@ __all__ = [
     "smooth_lateral_force_capability",
     "rotor_loss_margin",
     "horizontal_directions",
+    "POLYTOPE_KEYS",
+    "Polytope",
+    "zero_moment_polytope",
+    "hover_section_polygon",
+    "above_hover_polytope",
+    "force_zonotope",
+    "hover_moment_polytope",
+    "polytope_measures",
+    "zero_moment_force_volume",
+    "hover_section_area",
+    "volume_above_hover",
+    "zero_moment_measures",
 ]

@@ -14,6 +14,7 @@ from ._system import system
 from .exact import (RotorLoss, _class_of, hover_solution, lateral_force_capability, max_torques_at_hover, ranks,
                     rotor_loss, static_hoverability, thrust_to_weight, torque_rows_balanced, unreachable_axes,
                     yaw_authority)
+from .polytopes import polytope_measures
 
 __all__ = ["ActuationReport", "analyze"]
 
@@ -57,6 +58,18 @@ class ActuationReport:
         unreachable_axes: :func:`jaxrotor.analysis.unreachable_axes`.
         yaw_authority: :func:`jaxrotor.analysis.yaw_authority` [m].
         torque_rows_balanced: :func:`jaxrotor.analysis.torque_rows_balanced`.
+        zero_moment_force_volume: volume of ``F_B = {F u : M u = 0, u in bounds}`` [N^3]
+            (:func:`jaxrotor.analysis.zero_moment_polytope`).
+        hover_section_area: area of ``F_B ∩ {f_z = m g}`` [N^2]
+            (:func:`jaxrotor.analysis.hover_section_polygon`).
+        volume_above_hover: volume of ``F_B ∩ {f_z >= m g}`` [N^3]
+            (:func:`jaxrotor.analysis.above_hover_polytope`).
+        force_zonotope_volume: volume of ``{F u : u in bounds}`` [N^3]
+            (:func:`jaxrotor.analysis.force_zonotope`).
+        hover_moment_volume: volume of ``{M u : F u = m g e_3, u in bounds}`` [(N m)^3]
+            (:func:`jaxrotor.analysis.hover_moment_polytope`).
+        polytope_notes: why a polytope measure is 0 or inf (empty, flat, unbounded),
+            by the key above; empty when every set is full-dimensional.
     """
 
     name: str
@@ -94,6 +107,12 @@ class ActuationReport:
     unreachable_axes: tuple[str, ...]
     yaw_authority: float
     torque_rows_balanced: bool
+    zero_moment_force_volume: float
+    hover_section_area: float
+    volume_above_hover: float
+    force_zonotope_volume: float
+    hover_moment_volume: float
+    polytope_notes: dict[str, str]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict with the attribute names as keys.
@@ -135,6 +154,7 @@ def analyze(platform: Platform, alpha=None, beta=None, *, n_directions: int = 36
     else:  # the same values the LPs give, without solving them
         lateral = math.nan
         torques = {"roll": math.nan, "pitch": math.nan, "yaw": math.nan}
+    poly = polytope_measures.on_system(s)
     return ActuationReport(
         name=platform.name,
         label=platform.label(),
@@ -171,4 +191,10 @@ def analyze(platform: Platform, alpha=None, beta=None, *, n_directions: int = 36
         unreachable_axes=unreachable_axes.on_system(s),
         yaw_authority=yaw_authority.on_system(s),
         torque_rows_balanced=torque_rows_balanced.on_system(s),
+        zero_moment_force_volume=poly["zero_moment_force_volume"],
+        hover_section_area=poly["hover_section_area"],
+        volume_above_hover=poly["volume_above_hover"],
+        force_zonotope_volume=poly["force_zonotope_volume"],
+        hover_moment_volume=poly["hover_moment_volume"],
+        polytope_notes=poly["polytope_notes"],
     )

@@ -8,7 +8,8 @@ preset it analyses the paper's use-case hexarotor (``paper_hexarotor``). CONFIG
 is a TOML file whose ``[platform]`` table names a ``preset`` or gives the
 :func:`~jaxrotor.design.platform.star_platform` parameters
 (read by :func:`jaxrotor.io.platform_table.load_platform`). ``--out DIR`` also writes a 3D
-drawing of the design and a picture of its force sets (PNG).
+drawing of the design, a picture of its force sets and the exact zero-moment force
+polytope with the hover plane and its section (:mod:`jaxrotor.io.polytope_plot`) (PNG).
 
 JAX is imported inside the commands, so ``jaxrotor --help`` answers at once.
 """
@@ -86,6 +87,15 @@ def format_report(report) -> str:
     add("max torque at hover roll/pitch/yaw", " / ".join(_fmt(t[k], 4) for k in ("roll", "pitch", "yaw")), "N m")
     add("yaw authority", _fmt(r.yaw_authority, 4), "N m per N")
     rows.append(("", ""))
+    rows.append(("-- force polytopes (exact)", ""))
+    add("zero-moment force set volume", _fmt(r.zero_moment_force_volume, 5), "N^3")
+    add("hover section area (f_z = m g)", _fmt(r.hover_section_area, 5), "N^2")
+    add("volume above hover (f_z >= m g)", _fmt(r.volume_above_hover, 5), "N^3")
+    add("force zonotope volume", _fmt(r.force_zonotope_volume, 5), "N^3")
+    add("moment set volume at hover", _fmt(r.hover_moment_volume, 5), "(N m)^3")
+    for key, why in r.polytope_notes.items():
+        add(f"  {key}", why)
+    rows.append(("", ""))
     rows.append(("-- conditioning of G_s (moments / L, all / mean c_f)", ""))
     add("singular values", "[" + ", ".join(f"{x:.4g}" for x in r.singular_values) + "]")
     add("condition number sigma_1 / sigma_6", _fmt(r.condition_number, 4))
@@ -112,7 +122,7 @@ def format_report(report) -> str:
               help="Analyse a named preset (see `jaxrotor presets`) instead of a CONFIG file.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout instead of the table.")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Also write <name>_design.png and <name>_force_set.png into this folder.")
+              help="Also write <name>_design.png, <name>_force_set.png and <name>_polytope.png into this folder.")
 @click.option("--directions", "n_directions", type=click.IntRange(min=1), default=36, show_default=True,
               help="Number of horizontal directions for the lateral-force capability.")
 def analyze(config: Path | None, preset: str | None, as_json: bool, out: Path | None, n_directions: int) -> None:
@@ -145,8 +155,9 @@ def analyze(config: Path | None, preset: str | None, as_json: bool, out: Path | 
         click.echo(format_report(report))
     if out is not None:
         from ..io.design_plot import save_figures
+        from ..io.polytope_plot import save_polytope_figure
 
-        paths = save_figures(platform, out, report=report)
+        paths = save_figures(platform, out, report=report) + [save_polytope_figure(platform, out)]
         for p in paths:
             click.echo(f"wrote {p}", err=as_json)
 
