@@ -279,13 +279,19 @@ def test_cli_simulate_bad_config_exits_with_message(tmp_path):
 
 
 @pytest.mark.parametrize("old", ["omega_min", "omega_max"])
-def test_old_rotor_speed_bound_names(old):
-    """Rotor speed bounds are `rotor_speed_min/max` (`omega` is the body rate): the old key names the new one."""
+def test_short_rotor_speed_bound_names(old):
+    """`omega_min/max` in [platform] are aliases of `rotor_speed_min/max`; giving both is refused."""
     from jaxrotor.io.platform_table import platform_from_table
 
-    table = {"n": 4, "arm_length": 0.25, "mass": 1.5, "c_f": 3.8e-5, "c_tau": 1.2e-6, "hub_mass": 0.08, old: 700.0}
-    with pytest.raises(ConfigError) as err:
-        platform_from_table(table, "old.toml")
+    base = {"n": 4, "arm_length": 0.25, "mass": 1.5, "c_f": 3.8e-5, "c_tau": 1.2e-6, "hub_mass": 0.08}
     new = old.replace("omega", "rotor_speed")
-    assert f"key `platform.{old}` = 700.0 was renamed: use `platform.{new}`" in str(err.value)
-    assert f"Fix: write `{new} = 700.0` in [platform]" in str(err.value)
+    value = 100.0 if old == "omega_min" else 700.0
+    short = platform_from_table({**base, old: value}, "short.toml")
+    long = platform_from_table({**base, new: value}, "long.toml")
+    bound = "u_min" if old == "omega_min" else "u_max"
+    np.testing.assert_array_equal(getattr(short, bound), np.full(4, value**2))
+    np.testing.assert_array_equal(getattr(short, bound), getattr(long, bound))
+    with pytest.raises(ConfigError) as err:
+        platform_from_table({**base, old: value, new: value}, "both.toml")
+    assert f"gives both `{old}` = {value!r} and its long name `{new}`" in str(err.value)
+    assert f"Fix: keep only `{new}`" in str(err.value)

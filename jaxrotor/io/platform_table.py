@@ -86,7 +86,8 @@ def platform_from_table(table: Mapping[str, Any], source: str) -> Platform:
     and ``inertia`` [kg m^2] or ``hub_mass`` [kg]; optional ``kappa``, ``alpha``,
     ``beta``, ``alpha_sign``, ``beta_sign``, ``delta``, ``gamma`` [rad], ``body_radius``,
     ``body_height`` [m], ``gravity`` [m/s^2], ``rotor_speed_min``, ``rotor_speed_max`` [rad/s]
-    (TOML ``inf`` for no limit), ``tilting``, ``name``. Angles are in radians.
+    (TOML ``inf`` for no limit; ``omega_min``/``omega_max`` are accepted as short aliases of
+    these rotor speed bounds), ``tilting``, ``name``. Angles are in radians.
 
     Example::
 
@@ -125,11 +126,13 @@ def platform_from_table(table: Mapping[str, Any], source: str) -> Platform:
             raise ConfigError(f"{where} key `preset` = {preset!r} is not a preset name. "
                              f"Fix: use one of {', '.join(_presets.names())} (see `jaxrotor presets`).")
         return _presets.get(preset)
-    for old in ("omega_min", "omega_max"):  # rotor speeds are `rotor_speed`; `omega` is the body rate
+    for old in ("omega_min", "omega_max"):  # short aliases of the rotor speed bounds (`omega` in a flight is the body rate)
         if old in table:
             new = old.replace("omega", "rotor_speed")
-            raise ConfigError(f"{where} key `platform.{old}` = {table[old]!r} was renamed: use `platform.{new}` "
-                              f"(`omega` is the body rate). Fix: write `{new} = {table[old]!r}` in [platform].")
+            if new in table:
+                raise ConfigError(f"{where} gives both `{old}` = {table[old]!r} and its long name `{new}` = "
+                                  f"{table[new]!r}. Fix: keep only `{new}`.")
+            table = {(new if k == old else k): v for k, v in table.items()}
     unknown = sorted(k for k in table if k not in PLATFORM_KEYS)
     if unknown:
         raise ConfigError(f"{where} has unknown key(s) {', '.join(f'`{k}`' for k in unknown)} "
