@@ -14,21 +14,22 @@ times the paper's speed):
 Then the detuned start, Table III, the nominally tuned and the robustly tuned gains
 fly the same held-out batch (64 flights drawn from keys training never uses;
 ``RobustSettings.batch(..., HELDOUT)``) and their position RMSE distributions are
-compared (``errors.png``), with the gains side by side with Table III.
-
-The physics-layer re-check (MuJoCo) is not run here: the physics layer is not part
-of this tree yet; ``physics_metrics`` is reported as ``null``.
+compared (``errors.png``), with the gains side by side with Table III. The same four
+gain sets then fly the first ``PHYSICS_SIZE`` held-out members on the MuJoCo physics
+layer (:func:`jaxrotor.optimize.robust.physics_metrics`: same noise draws, delay,
+rate, gusts and drag; spinning propellers), so the result is checked outside the
+model it was tuned on (``physics`` and ``physics_metrics`` in the JSON summary).
 
 Checks (one ``check ...: PASS/FAIL`` line each; exit 1 if any fails):
 
 * full: held-out mean RMSE reduction detuned / robust >= ``TARGET`` (3.5x) within 100
-  iterations; a 45 s flight at 500 Hz costs at most ``COST_TARGET`` (3x) the continuous
+  iterations; the same reduction on the physics layer >= ``PHYSICS_TARGET`` (2x); a 45 s flight at 500 Hz costs at most ``COST_TARGET`` (3x) the continuous
   fixed-step one (:func:`benchmark`, wall time, same process); the nominal gains do
   worse on the held-out batch than the robust ones (median ratio >= 1);
 * ``--quick`` (a 0.4 s horizon, 8 flights, 6 iterations; no benchmark): the robust
   tuning lowers the held-out mean RMSE (ratio > ``QUICK_TARGET``);
 * both: the robust training loss decreases and no held-out flight of the robust gains
-  diverges.
+  diverges (on either layer).
 
 Run::
 
@@ -56,7 +57,7 @@ import jaxrotor as jr
 from jaxrotor import optimize as op
 from jaxrotor.control import TABLE_III
 from jaxrotor.io import optimize_config
-from jaxrotor.optimize.robust import heldout_metrics
+from jaxrotor.optimize.robust import heldout_metrics, physics_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 NOMINAL = ROOT / "configs" / "tune_gains.toml"
@@ -64,6 +65,8 @@ ROBUST = ROOT / "configs" / "tune_gains_robust.toml"
 TARGET = 3.5  # held-out mean RMSE reduction, detuned / robust (full mode)
 COST_TARGET = 3.0  # a 45 s flight at 500 Hz costs at most 3x the continuous fixed-step one (full mode)
 QUICK_TARGET = 1.0  # --quick: 6 iterations on 0.4 s flights lower the held-out RMSE (measured 1.03x)
+PHYSICS_TARGET = 2.0  # physics-layer mean RMSE reduction, detuned / robust (full mode)
+PHYSICS_SIZE = 8  # held-out members re-flown on the physics layer (--quick: 2)
 
 
 def _load(path: Path, quick: bool, robust: bool):
@@ -124,6 +127,8 @@ def main(argv=None) -> int:
 
     robust = _load(ROBUST, args.quick, robust=True)
     rp = robust.problem
+    n_phys = 2 if args.quick else PHYSICS_SIZE
+    rp = dataclasses.replace(rp, settings=dataclasses.replace(rp.settings, physics_size=n_phys))
     t0 = time.perf_counter()
     res_rob = rp.minimize(robust.optimizer.build(), robust.options, out_dir=out / "robust", progress=progress)
     wall_rob = time.perf_counter() - t0
@@ -144,10 +149,18 @@ def main(argv=None) -> int:
         d = op.Design(nominal.problem.design.platform, c, nominal.problem.design.flight)
         nominal_rmse[name] = op.flight_metrics(nominal.problem, d)["rmse_position"]
 
+    t0 = time.perf_counter()
+    reported = robust_report["physics_metrics"]  # the start and the robust gains, flown for result.json
+    phys = {name: physics_metrics(start, settings, controller=c) for name, c in sets.items()
+            if name not in ("detuned (Table III / 4)", "robust tuned")}
+    phys = {"detuned (Table III / 4)": reported["initial"], **phys, "robust tuned": reported["final"]}
+    wall_phys = time.perf_counter() - t0
+
     r_det = held["detuned (Table III / 4)"]["rmse_position"]
     r_rob = held["robust tuned"]["rmse_position"]
     r_nom = held["nominal tuned"]["rmse_position"]
     improvement = r_det / r_rob
+    phys_improvement = phys["detuned (Table III / 4)"]["rmse_position"] / phys["robust tuned"]["rmse_position"]
     nominal_vs_robust = r_nom / r_rob  # inf when a nominal-tuned flight diverged
     median_ratio = held["nominal tuned"]["rmse_position_median"] / held["robust tuned"]["rmse_position_median"]
     n = settings.heldout_size
@@ -164,6 +177,14 @@ def main(argv=None) -> int:
     print(f"robust tuning: {improvement:.2f}x lower held-out mean RMSE than the detuned start (target {TARGET}x); "
           f"nominal tuned gains: {nominal_vs_robust:.2f}x the robust gains' held-out mean RMSE ({median_ratio:.2f}x "
           f"the median, {held['nominal tuned']['diverged']} of {n} diverged)")
+    print(f"physics layer (MuJoCo, spinning propellers): the first {n_phys} held-out flights")
+    print(f"{'gains':<26}{'mean':>11}{'CVaR_0.8':>11}{'max':>11}{'diverged':>10}{'analytic mean':>15}")
+    for name in sets:
+        h, a = phys[name], held[name]["rmse_position_all"][:n_phys]
+        print(f"{name:<26}{h['rmse_position'] * 1e3:>8.2f} mm{h['rmse_position_cvar'] * 1e3:>8.2f} mm"
+              f"{h['rmse_position_max'] * 1e3:>8.2f} mm{h['diverged']:>10d}{np.mean(a) * 1e3:>12.2f} mm")
+    print(f"physics layer: robust tuning {phys_improvement:.2f}x lower mean RMSE than the detuned start "
+          f"(target {PHYSICS_TARGET}x)")
     gains = {name: {g: [float(x) for x in np.asarray(getattr(c, g))] for g in TABLE_III} for name, c in sets.items()}
     print(f"{'gain':<6}" + "".join(f"{name[:20]:>26}" for name in sets))
     for g in TABLE_III:
@@ -178,12 +199,15 @@ def main(argv=None) -> int:
     summary = {
         "quick": args.quick, "horizon_s": rp.design.flight.end_time, "control_rate_hz": rp.design.flight.control_rate,
         "batch_size": settings.batch_size, "heldout_size": n, "iterations_robust": res_rob.iterations,
-        "iterations_nominal": res_nom.iterations, "wall_s": {"nominal": wall_nom, "robust": wall_rob},
+        "iterations_nominal": res_nom.iterations, "wall_s": {"nominal": wall_nom, "robust": wall_rob,
+                                                             "physics_extra": wall_phys},
         "heldout": {k: {a: b for a, b in v.items()} for k, v in held.items()},
         "noise_free_rmse_m": nominal_rmse, "improvement": improvement, "nominal_vs_robust": nominal_vs_robust,
         "nominal_vs_robust_median": median_ratio,
         "nominal_degradation": r_nom / nominal_rmse["nominal tuned"], "gains": gains,
-        "heldout_metrics": robust_report.get("heldout_metrics"), "physics_metrics": None, "benchmark": bench,
+        "heldout_metrics": robust_report.get("heldout_metrics"),
+        "physics_metrics": robust_report.get("physics_metrics"), "physics": phys, "physics_size": n_phys,
+        "physics_improvement": phys_improvement, "benchmark": bench,
     }
     checks = Checks("robust_tuning")
     if args.quick:
@@ -194,8 +218,12 @@ def main(argv=None) -> int:
         checks.add("45 s at 500 Hz / continuous fixed-step, wall-time ratio", bench["ratio"], "<=", COST_TARGET)
         checks.add("held-out median RMSE, nominal tuned / robust tuned", median_ratio, ">=", 1.0,
                    f"{held['nominal tuned']['diverged']} nominal-tuned flights diverged")
+        checks.add(f"physics-layer mean RMSE reduction on {n_phys} held-out flights (detuned / robust)",
+                   phys_improvement, ">=", PHYSICS_TARGET)
     checks.add("robust training loss reduction (initial / best)", res_rob.initial_loss / res_rob.final_loss, ">", 1.0)
     checks.add("robust gains: diverged held-out flights", held["robust tuned"]["diverged"], "<=", 0)
+    checks.add("robust gains: diverged held-out flights on the physics layer", phys["robust tuned"]["diverged"],
+               "<=", 0)
     print(f"outputs written to {out}")
     return checks.finish(out / "robust_tuning.json", summary)
 

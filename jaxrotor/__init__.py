@@ -46,8 +46,12 @@ from .design.platform import (
     rotor_positions as rotor_positions,
     star_platform as star_platform,
 )
-from .allocators import Clip as Clip, PseudoInverse as PseudoInverse, TorquePriority as TorquePriority
+from .allocators import BoxLS as BoxLS, Clip as Clip, PseudoInverse as PseudoInverse, TorquePriority as TorquePriority
 from .control import FullyActuatedSE3 as FullyActuatedSE3, UnderactuatedSE3 as UnderactuatedSE3
+from .tilting import CantSelection as CantSelection, ExtendedVariable as ExtendedVariable
+from .sensors import Sensors as Sensors
+from .wind import Wind as Wind
+from .randomize import Randomization as Randomization
 from .flight import DivergenceLimits as DivergenceLimits, Flight as Flight, fly as fly
 from .metrics import FlightMetrics as FlightMetrics, flight_metrics as flight_metrics
 from .simulate import simulate as simulate, simulate_open_loop as simulate_open_loop

@@ -19,6 +19,8 @@ Allocators:
   is the smallest that brings every rotor inside its bounds. When
   such a shift exists the three torques are delivered exactly and only the
   force along ``F n`` (the collective) changes ("air mode").
+* :class:`BoxLS`: ``u = argmin_{u_min <= u <= u_max} |W (G u - w)|^2``, the closest
+  achievable wrench with torques weighted above forces (exact inside the wrench set).
 """
 
 from __future__ import annotations
@@ -26,13 +28,15 @@ from __future__ import annotations
 import abc
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 from jax import Array
 
 from .allocation import allocation_matrix, hover_wrench
 from .design.platform import Platform
 
-__all__ = ["AllocationData", "Allocation", "AbstractAllocator", "PseudoInverse", "Clip", "TorquePriority"]
+__all__ = ["AllocationData", "Allocation", "AbstractAllocator", "PseudoInverse", "Clip", "TorquePriority",
+           "allocation_record", "BoxLS"]
 
 
 class AllocationData(eqx.Module):
@@ -61,6 +65,9 @@ class Allocation(eqx.Module):
         achieved: ``(6,)`` wrench ``G u`` the inputs deliver.
         saturated: ``(n,)`` bool, rotor at a bound.
         shift: ``()`` collective shift applied (torque priority; 0 otherwise).
+        alpha, beta: commanded tilt angles [rad] (shapes of ``platform.alpha``/``beta``) of an
+            allocator that decides the tilt (:mod:`jaxrotor.tilting`); ``None`` for fixed-tilt
+            allocators and for angle sets the allocator does not command.
     """
 
     u: Array
@@ -68,6 +75,8 @@ class Allocation(eqx.Module):
     achieved: Array
     saturated: Array
     shift: Array
+    alpha: Array | None = None
+    beta: Array | None = None
 
 
 def prepare_allocation(platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> AllocationData:
@@ -80,7 +89,33 @@ def prepare_allocation(platform: Platform, alpha: Array | None = None, beta: Arr
 
 
 class AbstractAllocator(eqx.Module):
-    """Maps a desired body wrench to rotor inputs."""
+    """Maps a desired body wrench to rotor inputs.
+
+    A fixed-tilt allocator implements :meth:`__call__` only. An allocator that also
+    decides the servo angles of a tilting platform (:mod:`jaxrotor.tilting`) returns
+    ``decides_tilt = True`` and implements :meth:`allocate_tilting`; the flight loop
+    then sends its angles to the servos and its ``u`` to the motors.
+    """
+
+    @property
+    def decides_tilt(self) -> bool:
+        """Whether this allocator commands the tilt angles (static; ``False`` for fixed-tilt allocators)."""
+        return False
+
+    def allocate_tilting(self, platform: Platform, wrench: Array, state, servo) -> Allocation:
+        """Angles and inputs for ``wrench`` ``(6,)`` from the current servo ``state`` (tilt-deciding allocators).
+
+        Returns an :class:`Allocation` whose ``alpha``/``beta`` are the servo commands and whose
+        ``u`` is allocated for the angles the servos apply now (``servo.applied``).
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not decide the tilt (decides_tilt is False).")
+
+    def check(self, platform: Platform, flight) -> None:
+        """Errors raised before compiling for this allocator on ``platform`` in ``flight`` (default: none)."""
+
+    def angle_limits(self, key: str) -> tuple[float, float]:
+        """Servo limits ``(lower, upper)`` [rad] of the angle set ``key`` it commands (default unbounded)."""
+        return (-float("inf"), float("inf"))
 
     def prepare(self, platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> AllocationData:
         """Geometry-dependent matrices (see :func:`prepare_allocation`)."""
@@ -91,12 +126,19 @@ class AbstractAllocator(eqx.Module):
         """Allocate ``wrench`` ``(6,)`` = ``(f_b, tau_b)`` in the body frame."""
 
 
-def _result(data: AllocationData, wrench: Array, u: Array, shift) -> Allocation:
-    # a rotor within round-off of a bound counts as saturated: 1e-9 relative, or 8 ulp in float32
+def allocation_record(G: Array, u_min: Array, u_max: Array, wrench: Array, u: Array, shift=0.0, alpha=None,
+                      beta=None) -> Allocation:
+    """The :class:`Allocation` of inputs ``u`` ``(n,)`` under ``G`` ``(6, n)``: achieved wrench ``G u`` and the
+    saturation flags (a rotor within round-off of ``u_min``/``u_max``: 1e-9 relative, or 8 ulp in float32)."""
     rel = max(1e-9, 8 * float(jnp.finfo(u.dtype).eps))
     tol = rel * jnp.maximum(1.0, jnp.abs(u))
-    sat = (u <= data.u_min + tol) | (u >= data.u_max - tol)
-    return Allocation(u=u, requested=wrench, achieved=data.G @ u, saturated=sat, shift=jnp.asarray(shift, dtype=u.dtype))
+    sat = (u <= u_min + tol) | (u >= u_max - tol)
+    return Allocation(u=u, requested=wrench, achieved=G @ u, saturated=sat, shift=jnp.asarray(shift, dtype=u.dtype),
+                      alpha=alpha, beta=beta)
+
+
+def _result(data: AllocationData, wrench: Array, u: Array, shift) -> Allocation:
+    return allocation_record(data.G, data.u_min, data.u_max, wrench, u, shift)
 
 
 class PseudoInverse(AbstractAllocator):
@@ -154,3 +196,140 @@ class TorquePriority(AbstractAllocator):
         s = jnp.where(feasible, jnp.clip(0.0, s_lo, s_hi), mid)
         u = jnp.clip(u0 + s * n, data.u_min, data.u_max)
         return _result(data, wrench, u, s)
+
+
+class BoxLS(AbstractAllocator):
+    """Box-constrained weighted least squares: the closest achievable wrench.
+
+    ``u = argmin_{u_min <= u <= u_max} |W (G u - w)|^2`` with the diagonal weight
+    ``W = diag(w_f, w_f, w_f, w_tau / L_G, w_tau / L_G, w_tau / L_G) / c_G``:
+    ``c_G = mean_i |F[:, i]|`` makes the force rows dimensionless per unit input, the
+    length ``L_G = mean_i |M[:, i]| / c_G`` [m] (the arm length of a usual platform)
+    turns moments into forces, and ``w_tau / w_f`` (default 10) puts torques above
+    forces: when the request lies outside the wrench set, the attitude is kept and
+    the force gives. Inside the set the solution is exact (``G u = w``).
+
+    Solver: a primal active-set method on ``x = u / u_s`` (``u_s`` the mean finite
+    ``u_max``; :func:`_box_qp_active_set`) for ``iterations`` steps, run without
+    derivatives. The working set it ends on fixes which inputs sit at
+    ``u_min``/``u_max``; the free inputs are then solved from the normal equations of
+    that set, ``H_FF u_F = c_F - H_FB u_B`` (``H = (W G)^T W G``, ``c = (W G)^T W w``), so
+    values are exact and the derivative is that of the solution with its active set
+    fixed. With ``n > 6`` rotors ``H`` is singular
+    and ``ridge`` makes the solution unique. Static choices select code only.
+
+    Attributes:
+        force_weight: ``w_f`` (static).
+        torque_weight: ``w_tau`` (static).
+        iterations: active-set steps (static; ``None``: ``3 n + 6``, each adds or releases one bound).
+        ridge: Tikhonov term ``rho |x|^2 / 2`` added to the objective (normalised so that
+            ``trace H = n``; static). ``None``: ``1e-12`` for ``n <= 6`` (a full-rank solution
+            moves by about ``rho / lambda_min(H)`` relative) and ``1e-9`` for ``n > 6``
+            (``1e-5`` in float32), which keeps the problem strictly convex when ``rank G < n``
+            and picks among the least-squares solutions one of small input norm.
+    """
+
+    force_weight: float = eqx.field(static=True, default=1.0)
+    torque_weight: float = eqx.field(static=True, default=10.0)
+    iterations: int | None = eqx.field(static=True, default=None)
+    ridge: float | None = eqx.field(static=True, default=None)
+
+    def __check_init__(self):
+        for name in ("force_weight", "torque_weight"):
+            v = getattr(self, name)
+            if not v > 0:
+                raise ValueError(f"BoxLS parameter `{name}` = {v!r} is invalid: weights must be > 0. "
+                                 "Fix: pass a positive weight, e.g. 1.0 for forces and 10.0 for torques.")
+        if self.iterations is not None and not self.iterations >= 1:
+            raise ValueError(f"BoxLS parameter `iterations` = {self.iterations!r} is invalid. Fix: pass >= 1, "
+                             "e.g. 20.")
+
+    def weights(self, data: AllocationData) -> Array:
+        """``(6,)`` the diagonal of ``W`` for the allocation matrix ``data.G`` (see the class docstring)."""
+        F, M = data.G[:3], data.G[3:]
+        c_G = jnp.mean(jnp.linalg.norm(F, axis=0))
+        L_G = jnp.mean(jnp.linalg.norm(M, axis=0)) / c_G
+        w = jnp.concatenate([jnp.full((3,), self.force_weight, data.G.dtype),
+                             jnp.full((3,), self.torque_weight, data.G.dtype) / L_G])
+        return w / c_G
+
+    def __call__(self, data, wrench):
+        W = self.weights(data)
+        finite = jnp.isfinite(data.u_max)
+        u_s = jnp.where(jnp.any(finite), jnp.sum(jnp.where(finite, data.u_max, 0.0)) / jnp.maximum(
+            jnp.sum(finite), 1), 1.0)
+        A = (W[:, None] * data.G) * u_s
+        b = W * wrench
+        H = A.T @ A
+        n = H.shape[0]
+        k = jnp.trace(H) / n  # scale the objective (not its minimiser) so that H is of order one
+        A, b, H = A / jnp.sqrt(k), b / jnp.sqrt(k), H / k
+        ridge = self.ridge if self.ridge is not None else (1e-12 if n <= 6 else 1e-9)
+        if H.dtype == jnp.float32:
+            ridge = max(ridge, 1e-5 if n > 6 else 1e-7)
+        H = H + ridge * jnp.eye(n, dtype=H.dtype)
+        c = A.T @ b
+        lo, hi = data.u_min / u_s, data.u_max / u_s
+        at_lo, at_hi = _box_qp_active_set(jax.lax.stop_gradient(H), jax.lax.stop_gradient(c),
+                                          jax.lax.stop_gradient(lo), jax.lax.stop_gradient(hi),
+                                          self.iterations if self.iterations is not None else 3 * n + 6)
+        fixed = at_lo | at_hi
+        x = _masked_solve(H, c, fixed, jnp.where(at_hi, jnp.where(at_hi, hi, 0.0), jnp.where(at_lo, lo, 0.0)))
+        u = jnp.clip(x, lo, hi) * u_s
+        return _result(data, wrench, u, 0.0)
+
+
+def _masked_solve(H: Array, c: Array, fixed: Array, x_fixed: Array) -> Array:
+    """``x`` with ``x_i = x_fixed_i`` where ``fixed`` and ``H_FF x_F = c_F - H_FB x_B`` on the free inputs."""
+    free = ~fixed
+    x_B = jnp.where(fixed, x_fixed, 0.0)
+    Ht = jnp.where(free[:, None] & free[None, :], H, 0.0) + jnp.diag(jnp.where(free, 0.0, 1.0))
+    return jnp.linalg.solve(Ht, jnp.where(free, c - H @ x_B, x_B))
+
+
+def _box_qp_active_set(H: Array, c: Array, lo: Array, hi: Array, iterations: int) -> tuple[Array, Array]:
+    """Inputs at the lower and upper bound at ``argmin_{lo <= x <= hi} x^T H x / 2 - c^T x`` (primal active set).
+
+    ``H`` ``(n, n)`` symmetric positive definite; ``lo``/``hi`` may be infinite. Start:
+    the unconstrained minimiser clipped to the box, with the clipped inputs fixed at
+    their bound. Each step solves the equality problem of the working set; if its
+    solution is inside the box, the iterate moves there and the fixed input whose
+    multiplier ``g_i`` (``g = H x - c``) has the wrong sign (``g_i < 0`` at a lower,
+    ``> 0`` at an upper bound) most is released; otherwise the iterate moves to the
+    first bound on the way and that input is fixed. Returns two ``(n,)`` bool masks.
+    """
+    dtype = H.dtype
+    x_free = jnp.linalg.solve(H, c)
+    x0 = jnp.clip(x_free, lo, hi)
+    tol = 1e3 * jnp.finfo(dtype).eps
+
+    def body(_, state):
+        x, at_lo, at_hi = state
+        fixed = at_lo | at_hi
+        x_eq = _masked_solve(H, c, fixed, jnp.where(at_hi, jnp.where(at_hi, hi, 0.0), jnp.where(at_lo, lo, 0.0)))
+        p = x_eq - x
+        room_hi = jnp.where(p > 0, (hi - x) / jnp.where(p > 0, p, 1.0), jnp.inf)
+        room_lo = jnp.where(p < 0, (lo - x) / jnp.where(p < 0, p, 1.0), jnp.inf)
+        room = jnp.where(fixed, jnp.inf, jnp.minimum(room_hi, room_lo))
+        i_block = jnp.argmin(room)
+        blocked = room[i_block] < 1.0
+        # inside the box: move to x_eq and release the worst multiplier, if any
+        g = H @ x_eq - c
+        scale = jnp.maximum(1.0, jnp.max(jnp.abs(g)))
+        wrong = jnp.where(at_lo, -g, 0.0) + jnp.where(at_hi, g, 0.0)
+        i_rel = jnp.argmax(wrong)
+        release = wrong[i_rel] > tol * scale
+        onehot_rel = (jnp.arange(x.shape[0]) == i_rel) & release
+        # blocked: step to the first bound and fix it
+        t = jnp.clip(room[i_block], 0.0, 1.0)
+        x_step = jnp.clip(x + t * p, lo, hi)
+        onehot_blk = jnp.arange(x.shape[0]) == i_block
+        hits_hi = p[i_block] > 0
+        x_new = jnp.where(blocked, x_step, x_eq)
+        lo_new = jnp.where(blocked, at_lo | (onehot_blk & ~hits_hi), at_lo & ~onehot_rel)
+        hi_new = jnp.where(blocked, at_hi | (onehot_blk & hits_hi), at_hi & ~onehot_rel)
+        return x_new, lo_new, hi_new
+
+    state = (x0, (x_free < lo), (x_free > hi))
+    _, at_lo, at_hi = jax.lax.fori_loop(0, iterations, body, state)
+    return at_lo, at_hi

@@ -11,8 +11,14 @@ every device of the cluster). There is no parallel runtime of jaxrotor's own.
 * :func:`batch_mesh` builds a 1-D ``Mesh`` named ``"batch"`` over the devices.
 * :func:`map_batch` applies ``fn`` to each member with ``vmap``; with a mesh the
   batch axis is laid out over the devices (``NamedSharding(mesh, P("batch"))``) and
-  XLA runs each device's slice locally. The batch size must be a multiple of the
-  number of devices (pad with copies of a member otherwise: :func:`pad_to`).
+  XLA runs each device's slice locally. The batch is padded to a multiple of the
+  number of devices (:func:`pad_to`) and the padding cut off again. The compiled
+  ``vmap(fn)`` is kept per ``fn``: calling ``map_batch`` again with the same ``fn``
+  and batch shapes (chunks of a sweep) does not recompile.
+* Several processes (``jax.distributed.initialize``): every process calls
+  :func:`map_batch` with the same whole batch; each places only the rows of its own
+  devices (``jax.make_array_from_callback``) and gets the whole result back
+  (``multihost_utils.process_allgather``).
 
 Example (CPU, 8 simulated devices)::
 
@@ -21,14 +27,16 @@ Example (CPU, 8 simulated devices)::
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-__all__ = ["stack", "unstack", "batch_size", "batch_mesh", "pad_to", "shard", "map_batch"]
+__all__ = ["batch_mesh", "batch_size", "map_batch", "pad_to", "shard", "stack", "unstack"]
 
 
 def stack(items: Sequence) -> object:
@@ -62,8 +70,6 @@ def batch_size(batch) -> int:
 
 def batch_mesh(devices=None) -> Mesh:
     """1-D device mesh with axis name ``"batch"`` over ``devices`` (default: all of ``jax.devices()``)."""
-    import numpy as np
-
     devices = jax.devices() if devices is None else list(devices)
     return Mesh(np.asarray(devices), ("batch",))
 
@@ -79,30 +85,69 @@ def pad_to(batch, multiple: int):
     return pad, n
 
 
-def shard(batch, mesh: Mesh):
-    """Place the array leaves of ``batch`` with their leading axis split over ``mesh``'s ``"batch"`` axis."""
+def shard(batch, mesh: Mesh, replicate: bool = False):
+    """Place the array leaves of ``batch`` with their leading axis split over ``mesh``'s ``"batch"`` axis.
+
+    ``replicate=True`` places a whole copy on every device instead (arguments shared by all members).
+    """
     n_dev = mesh.devices.size
-    if batch_size(batch) % n_dev:
+    if not replicate and batch_size(batch) % n_dev:
         raise ValueError(f"shard: batch size {batch_size(batch)} is not a multiple of the {n_dev} devices. "
                          "Fix: pad with jaxrotor.batch.pad_to(batch, n_devices).")
-    sharding = NamedSharding(mesh, PartitionSpec("batch"))
-    return jax.tree_util.tree_map(lambda x: jax.device_put(x, sharding) if eqx.is_array(x) else x, batch)
+    sharding = NamedSharding(mesh, PartitionSpec() if replicate else PartitionSpec("batch"))
+    if jax.process_count() == 1:
+        return jax.tree_util.tree_map(lambda x: jax.device_put(x, sharding) if eqx.is_array(x) else x, batch)
+
+    def place(x):  # several processes: each supplies the rows of its own devices from the same whole batch
+        if not eqx.is_array(x):
+            return x
+        host = np.asarray(x)
+        return jax.make_array_from_callback(host.shape, sharding, lambda index: host[index])
+
+    return jax.tree_util.tree_map(place, batch)
 
 
-def map_batch(fn: Callable, batch, mesh: Mesh | None = None):
+_COMPILED: weakref.WeakKeyDictionary[Callable, Callable] = weakref.WeakKeyDictionary()
+
+
+def _batched(fn: Callable) -> Callable:
+    """``filter_jit(filter_vmap(fn, in_axes=(0, None)))``, built once per ``fn`` (repeated calls hit the cache)."""
+    try:
+        return _COMPILED[fn]
+    except (KeyError, TypeError):
+        f = eqx.filter_jit(eqx.filter_vmap(lambda member, shared: fn(member) if shared is None else fn(member, shared),
+                                           in_axes=(0, None)))
+        try:
+            _COMPILED[fn] = f
+        except TypeError:  # not weak-referenceable: no cache
+            pass
+        return f
+
+
+def map_batch(fn: Callable, batch, mesh: Mesh | None = None, *, shared=None):
     """``vmap(fn)(batch)``, jit-compiled; with ``mesh``, the batch axis is sharded over its devices.
 
     Args:
-        fn: function of one member (e.g. ``lambda p: simulate(p, ctrl, ref)``).
+        fn: function of one member (e.g. ``lambda p: simulate(p, ctrl, ref)``), or of one member
+            and ``shared`` when that is given: ``fn(member, shared)``.
         batch: stacked pytree (see :func:`stack`).
-        mesh: optional device mesh from :func:`batch_mesh`; the output keeps the batch sharding.
+        shared: optional pytree passed whole to every member (not mapped; replicated over the
+            mesh). Its arrays are arguments of the compiled program, not constants baked into it,
+            so a new value reuses the compilation and the values stay traced inside ``fn``.
+        mesh: optional device mesh from :func:`batch_mesh`; the output keeps the batch sharding
+            (several processes: it is gathered, every process gets the whole output).
 
     Returns:
         ``fn``'s output with a leading batch axis.
     """
-    f = eqx.filter_jit(eqx.filter_vmap(fn))
+    f = _batched(fn)
     if mesh is None:
-        return f(batch)
+        return f(batch, shared)
     padded, n = pad_to(batch, mesh.devices.size)
-    out = f(shard(padded, mesh))
+    out = f(shard(padded, mesh), None if shared is None else shard(shared, mesh, replicate=True))
+    if jax.process_count() > 1:
+        from jax.experimental import multihost_utils
+
+        arrays, static = eqx.partition(out, eqx.is_array)
+        out = eqx.combine(multihost_utils.process_allgather(arrays, tiled=True), static)
     return jax.tree_util.tree_map(lambda x: x[:n] if eqx.is_array(x) else x, out)

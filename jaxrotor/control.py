@@ -94,6 +94,12 @@ class AbstractController(eqx.Module):
         return IntegralState(int_p=z, int_R=z)
 
     @property
+    def tracks_attitude(self) -> bool:
+        """Whether it tracks the reference attitude ``R_r``, ``omega_r``, ``omega_dot_r`` (a full-pose reference);
+        ``False`` for a controller that takes only the heading (checked before a flight)."""
+        return False
+
+    @property
     @abc.abstractmethod
     def required_rank(self) -> int | None:
         """Allocation rank this controller needs of a fixed-tilt platform (checked before a flight).
@@ -159,6 +165,11 @@ class FullyActuatedSE3(AbstractController):
     def required_rank(self) -> int:
         """6: it commands a body force in every direction and three torques."""
         return 6
+
+    @property
+    def tracks_attitude(self) -> bool:
+        """True: the attitude law tracks ``ref.R``, ``ref.omega`` and ``ref.omega_dot`` independently of the position."""
+        return True
 
     def __call__(self, platform, state, integral, ref):
         f_w, e_p = _desired_force(self, platform, state, integral, ref)

@@ -36,7 +36,10 @@ from .design.platform import TILT_ANGLES, Platform, is_concrete
 from .dynamics import Actuators, RotorCommand, VehicleState, initial_state, vehicle_derivative
 from .integrate import Integrator, integrate, save_times
 from .reference import AbstractReference, RefSample
+from .sensors import Sensors
+from .tilting import check_tilt_flight
 from .trajectory import Trajectory, divergence_flag
+from .wind import Wind
 
 __all__ = ["DivergenceLimits", "Flight", "fly", "flight_computer", "assemble_trajectory"]
 
@@ -83,6 +86,14 @@ class Flight(eqx.Module):
         disturbance: ``t -> (3,)`` world-frame external force [N] (``None`` for none).
         state0: initial state; ``None`` starts at rest at ``reference(t0)`` with the
             reference attitude and the hover rotor speeds.
+        control_rate: flight-computer rate [Hz] (static); ``None`` (default) is the continuous
+            loop. Set, :func:`fly` runs the discrete-rate loop of :mod:`jaxrotor.discrete`
+            (zero-order hold of the rotor commands, fixed-step plant between ticks).
+        sensors: a :class:`~jaxrotor.sensors.Sensors` (noise, bias, delay in ticks) the controller
+            sees the state through (discrete-rate loop only; ``None``: the true state).
+        wind: a :class:`~jaxrotor.wind.Wind` (mean, Ornstein-Uhlenbeck gust, drag) (discrete-rate
+            loop only; ``None``: still air, no drag).
+        key: ``jax.random`` key driving the sensor noise and the gusts (required with either).
     """
 
     reference: AbstractReference
@@ -96,6 +107,10 @@ class Flight(eqx.Module):
     tilt_command: Callable | None = None
     disturbance: Callable | None = None
     state0: VehicleState | None = None
+    control_rate: float | None = eqx.field(static=True, default=None)
+    sensors: Sensors | None = None
+    wind: Wind | None = None
+    key: jax.Array | None = None
 
     def __check_init__(self):
         if not (isinstance(self.save_dt, (int, float)) and np.isfinite(self.save_dt) and self.save_dt > 0):
@@ -122,11 +137,13 @@ class Flight(eqx.Module):
         needs (:attr:`~jaxrotor.control.AbstractController.required_rank`); a fixed-tilt
         platform with a lower rank is refused here.
         """
+        check_tilt_flight(platform, controller, self)  # tilt-deciding allocators, servo limits, full-pose references
         need = controller.required_rank
         if platform.is_tilting or not is_concrete(platform) or need is None:
             return
         rows = slice(None) if need == 6 else slice(2, 6)  # 6: all of G; 4: the thrust and torque rows
-        rank = allocation_rank(platform, rows=rows)
+        with jax.ensure_compile_time_eval():  # concrete even when fly() is called inside a jit with a closed-over platform
+            rank = allocation_rank(platform, rows=rows)
         if rank < need:
             what = "G" if need == 6 else "[f_z; tau] (rows 3-6 of G)"
             raise ValueError(
@@ -151,6 +168,8 @@ class Flight(eqx.Module):
         (:meth:`~jaxrotor.dynamics.AbstractServo.applied`: the command for an ideal
         servo, the servo state for a lagged one), so the allocator always sees the
         geometry the rotors have.
+        An allocator that decides the tilt (``allocator.decides_tilt``, :mod:`jaxrotor.tilting`)
+        commands the servos itself in :func:`flight_computer`, by the same rule.
         """
         if not (platform.is_tilting and self.tilt_command is not None):
             return (None, None), (None, None)
@@ -167,7 +186,7 @@ class Flight(eqx.Module):
 
     def allocation_data(self, platform: Platform) -> AllocationData | None:
         """The allocator's geometry, prepared once when it is constant (``None`` when the tilt moves in flight)."""
-        if platform.is_tilting and self.tilt_command is not None:
+        if platform.is_tilting and (self.tilt_command is not None or self.allocator.decides_tilt):
             return None
         return self.allocator.prepare(platform)
 
@@ -176,7 +195,9 @@ def flight_computer(platform: Platform, controller: AbstractController, flight: 
                     integral, alloc_data: AllocationData | None):
     """The engine-independent part of one control evaluation.
 
-    ``reference(t) -> controller -> wrench -> allocator`` plus the tilt command.
+    ``reference(t) -> controller -> wrench -> allocator`` plus the tilt command (from
+    ``flight.tilt_command``, or from the allocator itself when ``allocator.decides_tilt``:
+    it commands the servos and allocates ``u`` at the angles they apply now).
 
     Returns:
         ``(command, d_integral, allocation, reference_sample)``: the
@@ -186,6 +207,9 @@ def flight_computer(platform: Platform, controller: AbstractController, flight: 
     """
     ref: RefSample = flight.reference(t)
     w_des, d_integral = controller(platform, state, integral, ref)
+    if flight.allocator.decides_tilt and platform.is_tilting:  # angles and speeds from the allocator
+        alloc = flight.allocator.allocate_tilting(platform, w_des, state, flight.actuators.servo)
+        return RotorCommand(u=alloc.u, alpha=alloc.alpha, beta=alloc.beta), d_integral, alloc, ref
     (a_cmd, b_cmd), (alpha, beta) = flight.tilt(platform, t, state)
     data = alloc_data if alloc_data is not None else flight.allocator.prepare(platform, alpha, beta)
     alloc: Allocation = flight.allocator(data, w_des)
@@ -242,6 +266,8 @@ def fly(platform: Platform, controller: AbstractController, flight: Flight) -> T
     Jit-compiled (``eqx.filter_jit``: one compilation per flight structure),
     vmappable over any array leaf of the three arguments and differentiable
     with respect to all of them (take gradients through fixed-step solves).
+    A flight with a ``control_rate`` (or sensors, or wind) is flown by the
+    discrete-rate loop instead (:func:`jaxrotor.discrete.fly_discrete`).
 
     Raises:
         ValueError: before compiling, if the controller needs a higher allocation
@@ -253,4 +279,9 @@ def fly(platform: Platform, controller: AbstractController, flight: Flight) -> T
         became non-finite, ran away, or the solver failed.
     """
     flight.check(platform, controller)
+    if flight.control_rate is not None or flight.sensors is not None or flight.wind is not None:
+        # the discrete-rate loop: control rate, sensors, wind
+        from .discrete import fly_discrete
+
+        return fly_discrete(platform, controller, flight)
     return _fly(platform, controller, flight)

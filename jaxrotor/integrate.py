@@ -5,10 +5,14 @@ Two modes, chosen statically by :class:`Integrator`:
 * adaptive (default, for accuracy reports): an embedded Runge-Kutta method with a
   PID step-size controller told the reference's jump times (``jump_ts``), so no
   step straddles a discontinuity;
-* fixed step (for gradients): ``diffrax.StepTo`` on a grid of step ``dt`` in
-  which every jump time is bracketed by its two floating-point neighbours, so the
-  steps on either side see only the left or the right limit (no step straddles a
-  jump, as with the adaptive controller).
+* fixed step (for gradients and batches): a grid of step ``dt`` in which every
+  jump time is bracketed by its two floating-point neighbours, so the steps on
+  either side see only the left or the right limit (no step straddles a jump, as
+  with the adaptive controller). It is stepped by :func:`integrate_fixed_step`
+  (the diffrax solver inside two nested ``lax.scan``; measured 1.5-2x cheaper per
+  step under ``vmap`` than the ``diffeqsolve`` loop, and 2.5x for reverse mode) or, with
+  ``Integrator(scan=False)``, by ``diffrax.diffeqsolve`` with ``StepTo``; both take
+  the same steps and agree to rounding.
 
 Failures never raise inside compiled code (``throw=False``); the diffrax result
 code comes back so a caller can flag the run (see ``Trajectory.diverged``).
@@ -37,14 +41,17 @@ float32 neighbours.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import ClassVar
+
 import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jax.flatten_util import ravel_pytree
 import numpy as np
+from jax.flatten_util import ravel_pytree
 
-__all__ = ["Integrator", "integrate", "fixed_step_grid", "save_times", "tolerances", "TOLERANCES"]
+__all__ = ["RK4", "TOLERANCES", "Integrator", "SaveSchedule", "fixed_step_grid", "integrate", "integrate_fixed_step", "save_times", "tolerances"]
 
 #: Adaptive-step tolerances by floating-point type: ``(default rtol, default atol, floor rtol, floor atol)``
 #: (``atol`` in the units of each state component: m, m/s, rad/s, ...). A tolerance below the floor of the
@@ -57,7 +64,30 @@ TOLERANCES = {
 }
 
 
-def tolerances(integrator: "Integrator", dtype) -> tuple[float, float]:
+class RK4(diffrax.AbstractERK):
+    """The classical 4th-order Runge-Kutta method as a diffrax solver (for fixed steps).
+
+    Four stages, ``k1 = f(t, y)``, ``k2 = f(t + h/2, y + h k1/2)``,
+    ``k3 = f(t + h/2, y + h k2/2)``, ``k4 = f(t + h, y + h k3)``,
+    ``y1 = y + h (k1 + 2 k2 + 2 k3 + k4) / 6``. Its embedded estimate (against the
+    2nd-order midpoint rule ``y + h k2``) is crude: use it with a fixed step. Dense
+    output is the cubic Hermite interpolant.
+    """
+
+    tableau: ClassVar[diffrax.ButcherTableau] = diffrax.ButcherTableau(
+        a_lower=(np.array([0.5]), np.array([0.0, 0.5]), np.array([0.0, 0.0, 1.0])),
+        b_sol=np.array([1 / 6, 1 / 3, 1 / 3, 1 / 6]),
+        b_error=np.array([1 / 6, 1 / 3 - 1, 1 / 3, 1 / 6]),
+        c=np.array([0.5, 0.5, 1.0]),
+    )
+    interpolation_cls: ClassVar[Callable] = diffrax.ThirdOrderHermitePolynomialInterpolation.from_k
+
+    def order(self, terms):
+        """4."""
+        return 4
+
+
+def tolerances(integrator: Integrator, dtype) -> tuple[float, float]:
     """The ``(rtol, atol)`` an adaptive solve of a state of ``dtype`` uses (see :data:`TOLERANCES`).
 
     ``rtol = max(integrator.rtol or default, floor)`` and likewise ``atol``: a float64
@@ -83,6 +113,19 @@ class Integrator(eqx.Module):
             type can resolve is raised to its floor (:func:`tolerances`, :data:`TOLERANCES`).
         max_steps: step budget of one solve (adaptive); a solve that needs more is
             reported as failed, never silently truncated.
+        scan: fixed step only: drive the solver's ``step`` in ``lax.scan``
+            (:func:`integrate_fixed_step`, the default: 1.5-2x faster under ``vmap``);
+            ``False`` runs ``diffrax.diffeqsolve`` with ``StepTo`` (the same steps, the same
+            numbers to rounding).
+        checkpoint: fixed step with ``scan`` only: reverse mode recomputes each step from the
+            stored state before it (``jax.checkpoint``; memory per step = one state) instead
+            of storing every stage's intermediates.
+        unroll: fixed step with ``scan`` and an explicit Runge-Kutta solver only: ``True``
+            writes the stages out as straight-line code (the fastest run: measured as fast as a
+            hand-written RK4 loop under ``vmap``; the vector field is compiled once per stage,
+            so compilation takes about twice as long); ``False`` (default) loops over them in a
+            ``lax.scan`` (compiled once; measured 1.3-1.5x slower per step under ``vmap``).
+            ``jaxrotor sweep`` and ``experiments/benchmark_batch.py`` unroll.
     """
 
     solver: diffrax.AbstractSolver = diffrax.Tsit5()
@@ -91,6 +134,9 @@ class Integrator(eqx.Module):
     rtol: float | None = eqx.field(static=True, default=None)
     atol: float | None = eqx.field(static=True, default=None)
     max_steps: int = eqx.field(static=True, default=200_000)
+    scan: bool = eqx.field(static=True, default=True)
+    checkpoint: bool = eqx.field(static=True, default=True)
+    unroll: bool = eqx.field(static=True, default=False)
 
     def __check_init__(self):
         if not (self.dt > 0):
@@ -127,7 +173,7 @@ def fixed_step_grid(t0: float, t1: float, dt: float, jump_ts=(), dtype=None) -> 
 
 def save_times(t0: float, t1: float, save_dt: float) -> np.ndarray:
     """Uniform save grid ``t0, t0 + save_dt, ..., t1`` (the last point is exactly ``t1``)."""
-    n = max(1, int(round((t1 - t0) / save_dt)))
+    n = max(1, round((t1 - t0) / save_dt))
     return np.linspace(t0, t1, n + 1)
 
 
@@ -145,15 +191,19 @@ def integrate(vector_field, y0, t0: float, t1: float, *, args=None, integrator: 
         jump_ts: times at which the input is discontinuous.
 
     Returns:
-        The ``diffrax.Solution`` (``sol.ts``, ``sol.ys`` with the structure of ``y0`` and a
+        A ``diffrax.Solution`` (``sol.ts``, ``sol.ys`` with the structure of ``y0`` and a
         leading time axis, ``sol.result``, ``sol.stats``). Internally the state is
-        integrated as one flat vector (``ravel_pytree``).
+        integrated as one flat vector (``ravel_pytree``). Adaptive solves (and fixed-step
+        ones with ``integrator.scan = False``) run ``diffrax.diffeqsolve``; fixed-step
+        solves run :func:`integrate_fixed_step` (the same solver's ``step`` in ``lax.scan``).
     """
     t0, t1 = float(t0), float(t1)
     if not t1 > t0:
         raise ValueError(f"integrate: the time span ({t0}, {t1}) is empty. Fix: pass t1 > t0.")
     ts = np.array([t0, t1]) if ts is None else np.asarray(ts, dtype=float)
     jumps = tuple(float(t) for t in jump_ts if t0 < float(t) < t1)
+    if not integrator.adaptive and integrator.scan:
+        return integrate_fixed_step(vector_field, y0, t0, t1, args=args, integrator=integrator, ts=ts, jump_ts=jumps)
     flat0, unravel = ravel_pytree(y0)
     if integrator.adaptive:
         rtol, atol = tolerances(integrator, flat0.dtype)
@@ -185,3 +235,264 @@ def integrate(vector_field, y0, t0: float, t1: float, *, args=None, integrator: 
         throw=False,
     )
     return eqx.tree_at(lambda s: s.ys, sol, jax.vmap(unravel)(sol.ys))
+
+
+class SaveSchedule(eqx.Module):
+    """Where the save times fall on a fixed step grid (numpy, built once at trace time).
+
+    Save ``j`` lies in step ``k_j`` (``grid[k_j] < ts_j <= grid[k_j + 1]``; ``k_j = -1``
+    for ``ts_j <= grid[0]``, the initial state). Between save ``j - 1`` and save ``j``
+    the loop takes ``count_j = k_j - k_{j-1}`` steps, padded to ``length = max_j count_j``
+    with inactive slots.
+
+    Attributes:
+        starts, ends: ``(T - n_initial, length)`` step start and end times [s] (inactive slots repeat a time).
+        active: ``(T - n_initial, length)`` bool, whether the slot is a real step.
+        exact: ``(T - n_initial,)`` bool, ``ts_j`` is the end of its step: the state is saved as is;
+            otherwise it is the solver's dense interpolant of step ``k_j`` evaluated at ``ts_j``.
+        ts: ``(T,)`` save times in the time type.
+        n_initial: how many leading save times equal ``t0`` (saved as the initial state, outside the loop).
+        steps: number of steps taken (up to the last save time).
+    """
+
+    starts: np.ndarray
+    ends: np.ndarray
+    active: np.ndarray
+    exact: np.ndarray
+    ts: np.ndarray
+    n_initial: int = eqx.field(static=True)
+    steps: int = eqx.field(static=True)
+
+    @classmethod
+    def build(cls, grid: np.ndarray, ts: np.ndarray) -> SaveSchedule:
+        """Schedule of the save times ``ts`` (ascending, within ``[grid[0], grid[-1]]``) on ``grid``."""
+        grid = np.asarray(grid)
+        ts = np.asarray(ts).astype(grid.dtype)
+        if np.any(np.diff(ts) < 0) or ts[0] < grid[0] or ts[-1] > grid[-1]:
+            raise ValueError(f"integrate: save times `ts` must be ascending within [{grid[0]}, {grid[-1]}]. "
+                             "Fix: pass sorted times inside the time span.")
+        k = np.searchsorted(grid, ts, side="left") - 1  # grid[k] < ts <= grid[k + 1]
+        n_initial = int(np.sum(k < 0))  # saves at t0 are the initial state: not part of the loop
+        all_ts, ts, k = ts, ts[k >= 0], k[k >= 0]
+        if not ts.size:
+            empty = np.zeros((0, 1), grid.dtype)
+            return cls(starts=empty, ends=empty, active=np.zeros((0, 1), bool), exact=np.zeros(0, bool), ts=all_ts,
+                       n_initial=n_initial, steps=0)
+        counts = np.diff(np.concatenate([[-1], k]))
+        length = max(1, int(counts.max()))
+        first = np.concatenate([[0], k[:-1] + 1])  # first step index of each save interval
+        idx = first[:, None] + np.arange(length)[None, :]
+        active = np.arange(length)[None, :] < counts[:, None]
+        idx_c = np.clip(idx, 0, len(grid) - 2)
+        exact = grid[k + 1] == ts
+        return cls(starts=grid[idx_c], ends=grid[idx_c + 1], active=active, exact=exact, ts=all_ts,
+                   n_initial=n_initial, steps=int(k.max()) + 1)
+
+
+def _explicit_tableau(solver) -> diffrax.ButcherTableau | None:
+    """The Butcher tableau of an explicit Runge-Kutta diffrax solver (``None`` for any other solver)."""
+    tab = getattr(solver, "tableau", None)
+    if not isinstance(solver, diffrax.AbstractERK) or not isinstance(tab, diffrax.ButcherTableau):
+        return None
+    if (tab.a_diagonal is not None and np.any(tab.a_diagonal != 0)) or tab.c1 != 0:
+        return None
+    return tab
+
+
+def _erk_step(tab: diffrax.ButcherTableau, f, t0, t1, y0, f0):
+    """One step of the explicit method ``tab`` with its stages written out (what ``AbstractERK.step`` computes).
+
+    ``k_i = h f(t0 + c_i h, y0 + sum_j a_ij k_j)`` (``t1`` itself where ``c_i = 1``),
+    ``y1 = y0 + sum_i b_i k_i`` (the last stage's argument when the method is
+    solution-as-last-stage). The stages are straight-line code (XLA fuses across them;
+    the vector field is traced once per stage). ``f0 = f(t0, y0)`` is reused when the
+    method is first-same-as-last (FSAL), and ``f(t1, y1)`` is returned for the next step.
+
+    Returns:
+        ``(y1, dense_info, f1)``: ``dense_info = {"y0", "y1", "k"}`` as diffrax's
+        interpolation classes take it, ``f1`` the FSAL value (``None`` otherwise).
+    """
+    h = t1 - t0
+    fs = [f0 if tab.fsal else f(t0, y0)]
+    ks = [h * fs[0]]
+    yi = y0
+    for ci, row in zip(tab.c, tab.a_lower):
+        yi = y0
+        for a, k in zip(row, ks):
+            if a != 0:
+                yi = yi + float(a) * k
+        fs.append(f(t1 if ci == 1 else t0 + float(ci) * h, yi))
+        ks.append(h * fs[-1])
+    if tab.ssal:
+        y1 = yi
+    else:
+        y1 = y0
+        for b, k in zip(tab.b_sol, ks):
+            if b != 0:
+                y1 = y1 + float(b) * k
+    return y1, {"y0": y0, "y1": y1, "k": jnp.stack(ks)}, (fs[-1] if tab.fsal else None)
+
+
+def _erk_step_scan(tab: diffrax.ButcherTableau, f, t0, t1, y0, f0):
+    """One step of the explicit method ``tab`` (what ``AbstractERK.step`` computes, in a plain ``lax.scan``).
+
+    ``k_i = h f(t0 + c_i h, y0 + sum_j a_ij k_j)`` (``t1`` itself where ``c_i = 1``),
+    ``y1 = y0 + sum_i b_i k_i`` (the last stage's argument when the method is
+    solution-as-last-stage). The stages are one ``lax.scan`` over the rows of the
+    tableau, so the vector field is traced once. ``f0 = f(t0, y0)`` is reused when the
+    method is first-same-as-last (FSAL), and ``f(t1, y1)`` is returned for the next step.
+
+    Returns:
+        ``(y1, dense_info, f1)``: ``dense_info = {"y0", "y1", "k"}`` as diffrax's
+        interpolation classes take it, ``f1`` the FSAL value (``None`` otherwise).
+    """
+    s = len(tab.b_sol)
+    a = np.zeros((s, s))
+    for i, row in enumerate(tab.a_lower):
+        a[i + 1, : len(row)] = row
+    c = np.concatenate([[0.0], tab.c])
+    h = t1 - t0
+    dtype = y0.dtype
+    first = 1 if tab.fsal else 0
+    ks = jnp.zeros((s,) + y0.shape, dtype)
+    if tab.fsal:
+        ks = ks.at[0].set(h * f0)
+
+    def stage(carry, x):
+        ks, _, _ = carry
+        i, a_i, c_i = x
+        yi = y0 + jnp.tensordot(a_i.astype(dtype), ks, axes=1)
+        fi = f(jnp.where(c_i == 1, t1, t0 + c_i.astype(h.dtype) * h), yi)
+        return (ks.at[i].set(h * fi), yi, fi), None
+
+    (ks, y_last, f_last), _ = jax.lax.scan(stage, (ks, y0, jnp.zeros_like(y0)),
+                                           (jnp.arange(first, s), jnp.asarray(a[first:]), jnp.asarray(c[first:])))
+    y1 = y_last if tab.ssal else y0 + jnp.tensordot(jnp.asarray(tab.b_sol, dtype), ks, axes=1)
+    return y1, {"y0": y0, "y1": y1, "k": ks}, (f_last if tab.fsal else None)
+
+
+def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
+                         integrator: Integrator | None = None, ts=None, jump_ts=()):
+    """Fixed-step solve: the diffrax solver stepped inside ``lax.scan`` (no ``diffeqsolve`` loop).
+
+    The steps are those of :func:`fixed_step_grid` (every jump bracketed), taken in the
+    same order with the same solver state as ``diffrax.diffeqsolve`` with ``StepTo``
+    would take them, so the saved states agree with it to rounding (tested to 1e-12 in
+    float64). What is left out is the machinery a fixed grid does not need: the step
+    size controller, the per-step search for save times and the result bookkeeping.
+
+    * The state is one flat vector (``ravel_pytree``); the vector field unravels it.
+    * Two nested scans: the outer over save times, the inner over the steps between two
+      saves (all static, from :class:`SaveSchedule`); the steps every interval has run
+      without a branch, an interval's extra steps (the two-ulp step across a bracketed
+      jump) under ``lax.cond`` on a static flag. A save time that is a grid point stores
+      the state as is, one inside a step evaluates the solver's dense interpolant (as
+      diffrax does). Only the saved states are kept: saving only ``t1`` costs no memory
+      per step.
+    * An explicit Runge-Kutta solver (``diffrax.AbstractERK`` with a Butcher tableau:
+      Tsit5, Dopri5, Bosh3, Heun, :class:`RK4`, ...) is stepped from its tableau, with the
+      same stages and weights as its ``step``: in a plain ``lax.scan`` over the stages
+      (:func:`_erk_step_scan`, the default) or written out (:func:`_erk_step`,
+      ``integrator.unroll``), instead of diffrax's general stage loop; any other solver
+      through its own ``step``.
+    * Everything not carried (the vector field's arguments) is a loop constant.
+    * ``integrator.checkpoint``: reverse mode stores the state before every step and
+      recomputes the step (``jax.checkpoint``), memory ``O(steps x state)``; otherwise
+      every stage's intermediates are stored.
+
+    Args and returns: as :func:`integrate` (``integrator`` default: fixed-step Tsit5,
+    ``dt = 1e-3``); a ``diffrax.Solution`` whose ``stats`` count the steps and whose
+    ``result`` is the first unsuccessful solver result, if any.
+    """
+    integrator = Integrator(adaptive=False) if integrator is None else integrator
+    t0, t1 = float(t0), float(t1)
+    ts = np.array([t0, t1]) if ts is None else np.asarray(ts, dtype=float)
+    flat0, unravel = ravel_pytree(y0)
+    tdtype = np.dtype(jnp.result_type(float))
+    grid = fixed_step_grid(t0, t1, integrator.dt, jump_ts, dtype=tdtype)
+    sched = SaveSchedule.build(grid, ts)
+    solver = integrator.solver
+
+    def flat_field(t, y, args):
+        return ravel_pytree(vector_field(t, unravel(y), args))[0]
+
+    term = diffrax.ODETerm(flat_field)
+    ok = diffrax.RESULTS.successful
+    interp = not bool(np.all(sched.exact))
+    length = sched.active.shape[1]
+    regular = int(np.min(np.sum(sched.active, axis=1))) if sched.active.size else 0  # steps in every interval
+    tableau = _explicit_tableau(solver)
+    if tableau is not None:
+        state0 = flat_field(grid[0], flat0, args) if tableau.fsal else None
+
+        def one_step(y, state, ta, tb):
+            stepper = _erk_step if integrator.unroll else _erk_step_scan
+            y1, dense, f1 = stepper(tableau, lambda t, x: flat_field(t, x, args), ta, tb, y, state)
+            return y1, dense, f1, ok
+    else:
+        state0 = solver.init(term, grid[0], grid[1], flat0, args)
+
+        def one_step(y, state, ta, tb):
+            y1, _, dense, state1, res = solver.step(term, ta, tb, y, args, state, False)
+            return y1, dense, state1, res
+
+    if integrator.checkpoint:
+        one_step = jax.checkpoint(one_step, prevent_cse=False)
+
+    def inner(carry, x):
+        y, state, _, _, res = carry
+        ta, tb, on = x
+
+        def take(_):
+            y1, dense1, state1, r = one_step(y, state, ta, tb)
+            dense1 = dense1 if interp else None
+            span1 = (ta, tb) if interp else None
+            return y1, state1, dense1, span1, diffrax.RESULTS.where(res == ok, r, res)
+
+        return jax.lax.cond(on, take, lambda _: carry, None), None
+
+    def inner_regular(carry, x):
+        y, state, _, _, res = carry
+        ta, tb, _ = x
+        y1, dense1, state1, r = one_step(y, state, ta, tb)
+        return (y1, state1, dense1 if interp else None, (ta, tb) if interp else None,
+                diffrax.RESULTS.where(res == ok, r, res)), None
+
+    def outer(carry, x):
+        starts, ends, active, exact, t_save = x
+        # the first `regular` slots are real steps in every interval (no branch); the rest are taken only where
+        # active (a save interval holding one step more, e.g. the two-ulp step across a bracketed jump)
+        if regular:
+            carry, _ = jax.lax.scan(inner_regular, carry, (starts[:regular], ends[:regular], active[:regular]))
+        if regular < length:
+            carry, _ = jax.lax.scan(inner, carry, (starts[regular:], ends[regular:], active[regular:]))
+        y, _, dense, span, _ = carry
+        if interp:
+            def interpolate(_):
+                return solver.interpolation_cls(t0=span[0], t1=span[1], **dense).evaluate(t_save)
+
+            saved = jax.lax.cond(exact, lambda _: y, interpolate, None)
+        else:
+            saved = y
+        return carry, saved
+
+    dense0, span0 = None, None
+    if interp:
+        # a dense-output record of the right structure (values unused: the first save interpolates after a step)
+        _, dense0, _, _ = jax.eval_shape(lambda: one_step(flat0, state0, grid[0], grid[1]))
+        dense0 = jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), dense0)
+        span0 = (jnp.asarray(grid[0]), jnp.asarray(grid[1]))
+    carry0 = (flat0, state0, dense0, span0, ok)
+    xs = (jnp.asarray(sched.starts), jnp.asarray(sched.ends), jnp.asarray(sched.active), jnp.asarray(sched.exact),
+          jnp.asarray(sched.ts[sched.n_initial:]))
+    (_, _, _, _, result), ys = jax.lax.scan(outer, carry0, xs)
+    if sched.n_initial:
+        ys = jnp.concatenate([jnp.broadcast_to(flat0, (sched.n_initial,) + flat0.shape), ys])
+    n = jnp.asarray(sched.steps)
+    stats = {"num_steps": n, "num_accepted_steps": n, "num_rejected_steps": jnp.asarray(0), "max_steps": sched.steps}
+    # the save times are known here; behind a barrier they are not a constant that XLA would fold through everything
+    # computed from them afterwards (the reference at 4501 times took seconds of compilation)
+    ts_out = jax.lax.optimization_barrier(jnp.asarray(sched.ts))
+    return diffrax.Solution(t0=jnp.asarray(grid[0]), t1=jnp.asarray(grid[-1]), ts=ts_out,
+                            ys=jax.vmap(unravel)(ys), interpolation=None, stats=stats, result=result,
+                            solver_state=None, controller_state=None, made_jump=None, event_mask=None)

@@ -41,6 +41,8 @@ __all__ = [
     "reference_power",
     "speed_margin",
     "saturation_margin",
+    "tilt_summary",
+    "servo_saturation_fraction",
     "FlightMetrics",
     "flight_metrics",
 ]
@@ -125,6 +127,50 @@ def saturation_margin(traj: Trajectory, platform) -> Array:
     return jnp.min(speed_margin(traj, platform))
 
 
+def tilt_summary(traj: Trajectory) -> dict[str, Array]:
+    """Range and fastest change of the applied tilt angles over the flight.
+
+    For each angle set ``a`` in ``("alpha", "beta")``: ``a_min``, ``a_max`` [rad] over all samples
+    and rotors, and ``a_rate_max = max_k |a(t_k+1) - a(t_k)| / (t_k+1 - t_k)`` [rad/s] (finite
+    differences on the save grid; 0 for a fixed angle).
+    """
+    out = {}
+    dt = jnp.diff(traj.t)
+    for key in ("alpha", "beta"):
+        a = getattr(traj, key).reshape(traj.t.shape[0], -1)
+        rate = jnp.abs(jnp.diff(a, axis=0)) / dt[:, None]
+        out[f"{key}_min"], out[f"{key}_max"] = jnp.min(a), jnp.max(a)
+        out[f"{key}_rate_max"] = jnp.max(rate) if a.shape[0] > 1 else jnp.zeros((), dtype=a.dtype)
+    return out
+
+
+def servo_saturation_fraction(traj: Trajectory, platform, flight=None) -> Array:
+    """Share of save intervals in which any servo is saturated (dimensionless, in ``[0, 1]``).
+
+    A servo of a tilting angle set is saturated when its angle is within 1e-6 rad of a limit of
+    the allocator (``flight.allocator.angle_limits``) or its finite-difference rate reaches
+    ``0.99`` of the servo's ``rate_limit`` (if it has one). 0 for a fixed-tilt platform; NaN for
+    a tilting platform when ``flight`` is not given (the limits are unknown).
+    """
+    dtype = traj.t.dtype
+    if not platform.is_tilting:
+        return jnp.zeros((), dtype=dtype)
+    if flight is None:
+        return jnp.full((), jnp.nan, dtype=dtype)
+    dt = jnp.diff(traj.t)
+    rate_limit = getattr(flight.actuators.servo, "rate_limit", None)
+    sat = jnp.zeros(dt.shape, dtype=bool)
+    for key in platform.tilting:
+        a = getattr(traj, key).reshape(traj.t.shape[0], -1)
+        lo, hi = flight.allocator.angle_limits(key)
+        at_limit = jnp.any((a <= lo + 1e-6) | (a >= hi - 1e-6), axis=-1)
+        sat = sat | at_limit[1:]
+        if rate_limit is not None:
+            rate = jnp.abs(jnp.diff(a, axis=0)) / dt[:, None]
+            sat = sat | jnp.any(rate >= 0.99 * rate_limit, axis=-1)
+    return jnp.mean(sat.astype(dtype))
+
+
 class FlightMetrics(eqx.Module):
     """Every metric of one flight (arrays; :meth:`to_dict` gives the JSON form used by every report).
 
@@ -141,6 +187,10 @@ class FlightMetrics(eqx.Module):
         saturation_fraction: ``()`` share of samples with any rotor command at a bound.
         saturation_margin: ``()`` :func:`saturation_margin` (dimensionless).
         max_wrench_error: ``(6,)`` largest ``|achieved - requested|`` per wrench axis [N, N m].
+        alpha_min, alpha_max, alpha_rate_max, beta_min, beta_max, beta_rate_max: the applied
+            tilt history, :func:`tilt_summary` [rad, rad/s].
+        servo_saturation_fraction: ``()`` :func:`servo_saturation_fraction` (NaN for a tilting
+            platform measured without its ``flight``).
         diverged: ``()`` bool (the trajectory's flag).
         duration: ``()`` flown time [s]. num_steps: ``()`` accepted solver steps.
     """
@@ -165,6 +215,13 @@ class FlightMetrics(eqx.Module):
     saturation_fraction: Array
     saturation_margin: Array
     max_wrench_error: Array
+    alpha_min: Array
+    alpha_max: Array
+    alpha_rate_max: Array
+    beta_min: Array
+    beta_max: Array
+    beta_rate_max: Array
+    servo_saturation_fraction: Array
     diverged: Array
     duration: Array
     num_steps: Array
@@ -183,8 +240,12 @@ class FlightMetrics(eqx.Module):
         return out
 
 
-def flight_metrics(traj: Trajectory, platform) -> FlightMetrics:
-    """All metrics of one flight of ``platform`` (see :class:`FlightMetrics` for the formulas and units)."""
+def flight_metrics(traj: Trajectory, platform, flight=None) -> FlightMetrics:
+    """All metrics of one flight of ``platform`` (see :class:`FlightMetrics` for the formulas and units).
+
+    ``flight`` (the :class:`~jaxrotor.flight.Flight` flown) supplies the servo limits of a
+    tilting platform for ``servo_saturation_fraction``.
+    """
     e_p, e_R = position_error(traj), orientation_error(traj)
     power = rotor_power(traj, platform.c_tau)
     mean_power = time_mean(traj.t, power)
@@ -209,6 +270,8 @@ def flight_metrics(traj: Trajectory, platform) -> FlightMetrics:
         saturation_fraction=jnp.mean(jnp.any(traj.saturated, axis=-1).astype(traj.t.dtype)),
         saturation_margin=saturation_margin(traj, platform),
         max_wrench_error=max_abs(traj.wrench_error),
+        **tilt_summary(traj),
+        servo_saturation_fraction=servo_saturation_fraction(traj, platform, flight),
         diverged=traj.diverged,
         duration=traj.t[-1] - traj.t[0],
         num_steps=traj.num_steps,

@@ -19,6 +19,19 @@ Phases (local time ``tau`` from 0 to ``duration``):
   boundaries where the motion is not smooth.
 
 Attitude references are constant (``R_r`` fixed, ``omega_r = 0``) for these phases.
+
+Full-pose references (:class:`FullPose`) pair any of these position phases with an
+attitude that is an independent function of time, for platforms that can hold an
+attitude independent of their motion (fully actuated or tilting):
+
+    R_r(t) = R_z(psi(t)) R_y(theta(t)) R_x(phi(t)),   omega_r = (R_r^T dR_r/dt)^vee,
+    omega_dot_r = d omega_r / dt,
+
+with the roll-pitch-yaw angles ``(phi, theta, psi)`` from an :class:`AbstractAttitude`
+(:class:`ConstantAttitude`, :class:`AttitudeRamp` with a minimum-jerk profile,
+:class:`SinusoidalAttitude`); ``omega_r`` and ``omega_dot_r`` are exact (forward-mode
+derivatives in time). :func:`pitch_hover`, :func:`tilted_transfer`,
+:func:`pitching_figure_eight` and :func:`tilting_hex_maneuver` build the standard ones.
 """
 
 from __future__ import annotations
@@ -45,6 +58,15 @@ __all__ = [
     "takeoff",
     "landing",
     "paper_maneuver",
+    "AbstractAttitude",
+    "ConstantAttitude",
+    "AttitudeRamp",
+    "SinusoidalAttitude",
+    "FullPose",
+    "pitch_hover",
+    "tilted_transfer",
+    "pitching_figure_eight",
+    "tilting_hex_maneuver",
 ]
 
 
@@ -84,6 +106,11 @@ class AbstractReference(eqx.Module):
     def jump_times(self) -> tuple[float, ...]:
         """Times where velocity or acceleration jump (none inside a smooth phase)."""
         return ()
+
+    @property
+    def is_full_pose(self) -> bool:
+        """Whether the attitude is an independent function of time (not just a heading; static)."""
+        return False
 
     def end_position(self) -> np.ndarray:
         """Position at the end of the phase (concrete numpy ``(3,)``; evaluated eagerly even inside a trace)."""
@@ -262,6 +289,11 @@ class Sequence(AbstractReference):
         return float(sum(ph.duration for ph in self.phases))
 
     @property
+    def is_full_pose(self) -> bool:
+        """Whether any phase is full-pose."""
+        return any(ph.is_full_pose for ph in self.phases)
+
+    @property
     def jump_times(self) -> tuple[float, ...]:
         js = set()
         for t0, ph in zip(self.starts, self.phases):
@@ -324,3 +356,155 @@ def paper_maneuver(
     end = np.array([amplitude[0] * math.sin(w * eight_time), amplitude[1] * math.sin(2 * w * eight_time), altitude])
     down = landing(end, landing_time)  # (closed form in numpy: no JAX op, so it works inside a trace too)
     return Sequence((up, eight, down))
+
+
+# --------------------------------------------------------------------------- full-pose references
+
+
+class AbstractAttitude(eqx.Module):
+    """Roll-pitch-yaw angles ``(phi, theta, psi)`` [rad] as a function of (local) time ``t`` [s]."""
+
+    @abc.abstractmethod
+    def angles(self, t: Array) -> Array:
+        """``(3,)`` ``(phi, theta, psi)`` [rad]; ``R = R_z(psi) R_y(theta) R_x(phi)``."""
+
+    @property
+    def jump_times(self) -> tuple[float, ...]:
+        """Times where ``omega_r`` or ``omega_dot_r`` jump (none for a smooth attitude)."""
+        return ()
+
+
+class ConstantAttitude(AbstractAttitude):
+    """A fixed attitude ``rpy`` ``(3,)`` [rad]."""
+
+    rpy: Array
+
+    def __init__(self, rpy=(0.0, 0.0, 0.0)):
+        self.rpy = _f(rpy)
+
+    def angles(self, t):
+        return self.rpy + 0.0 * t
+
+
+class AttitudeRamp(AbstractAttitude):
+    """Minimum-jerk change from ``start`` to ``end`` ``(3,)`` [rad] over ``ramp_time`` [s], then hold ``end``.
+
+    ``rpy(t) = start + (end - start) s(t / ramp_time)``, ``s(x) = 10x^3 - 15x^4 + 6x^5`` (clipped to
+    ``[0, 1]``): ``omega_r`` and ``omega_dot_r`` are zero at both ends of the ramp.
+    """
+
+    start: Array
+    end: Array
+    ramp_time: float = eqx.field(static=True)
+
+    def __init__(self, start, end, ramp_time: float):
+        self.start, self.end = _f(start), _f(end)
+        self.ramp_time = _positive("AttitudeRamp", "ramp_time", ramp_time, "2.0")
+
+    def angles(self, t):
+        x = jnp.clip(t / self.ramp_time, 0.0, 1.0)
+        return self.start + (self.end - self.start) * x**3 * (10 - 15 * x + 6 * x**2)
+
+
+class SinusoidalAttitude(AbstractAttitude):
+    """``rpy(t) = offset + amplitude sin(2 pi t / period)`` (each ``(3,)`` [rad]; ``period`` [s])."""
+
+    offset: Array
+    amplitude: Array
+    period: float = eqx.field(static=True)
+
+    def __init__(self, amplitude, period: float, offset=(0.0, 0.0, 0.0)):
+        self.amplitude, self.offset = _f(amplitude), _f(offset)
+        self.period = _positive("SinusoidalAttitude", "period", period, "30.0")
+
+    def angles(self, t):
+        return self.offset + self.amplitude * jnp.sin(2 * math.pi * t / self.period)
+
+
+def _rpy_to_R(rpy: Array) -> Array:
+    """``R_z(psi) R_y(theta) R_x(phi)`` for ``rpy = (phi, theta, psi)``."""
+    cr, sr = jnp.cos(rpy[0]), jnp.sin(rpy[0])
+    cp, sp = jnp.cos(rpy[1]), jnp.sin(rpy[1])
+    cy, sy = jnp.cos(rpy[2]), jnp.sin(rpy[2])
+    return jnp.array([
+        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+        [-sp, cp * sr, cp * cr],
+    ])
+
+
+class FullPose(AbstractReference):
+    """A position reference and an independent attitude (module docstring).
+
+    Attributes:
+        position: any position reference (its ``R`` is replaced).
+        attitude: the :class:`AbstractAttitude`, evaluated at the same (local) time.
+    """
+
+    position: AbstractReference
+    attitude: AbstractAttitude
+
+    @property
+    def duration(self) -> float:
+        return self.position.duration
+
+    @property
+    def jump_times(self) -> tuple[float, ...]:
+        js = set(self.position.jump_times) | {t for t in self.attitude.jump_times if 0 < t < self.duration}
+        return tuple(sorted(js))
+
+    @property
+    def is_full_pose(self) -> bool:
+        """True: the attitude is independent of the motion."""
+        return True
+
+    def __call__(self, t):
+        base = self.position(t)
+        t = jnp.asarray(t, dtype=base.p.dtype)
+
+        def R_of(s):
+            return _rpy_to_R(self.attitude.angles(s))
+
+        def omega_of(s):
+            Rs, dR = jax.jvp(R_of, (s,), (jnp.ones_like(s),))
+            return jnp.stack([Rs[:, 2] @ dR[:, 1], Rs[:, 0] @ dR[:, 2], Rs[:, 1] @ dR[:, 0]])  # (R^T dR)^vee
+
+        omega, omega_dot = jax.jvp(omega_of, (t,), (jnp.ones_like(t),))
+        return RefSample(p=base.p, v=base.v, a=base.a, j=base.j, R=R_of(t), omega=omega, omega_dot=omega_dot,
+                         yaw=self.attitude.angles(t)[2])
+
+
+def pitch_hover(position=(0.0, 0.0, 1.0), pitch: float = math.radians(30.0), duration: float = 12.0,
+                ramp_time: float = 2.0) -> FullPose:
+    """Hover at ``position`` [m] while pitching to ``pitch`` [rad] in ``ramp_time`` [s] (minimum jerk), then holding it."""
+    return FullPose(Hover(position, duration), AttitudeRamp((0.0, 0.0, 0.0), (0.0, pitch, 0.0), ramp_time))
+
+
+def tilted_transfer(start, end, duration: float, rpy=(0.0, 0.2617993877991494, 0.0)) -> FullPose:
+    """Minimum-jerk move from ``start`` to ``end`` [m] holding the constant body attitude ``rpy`` [rad] (default 15 deg pitch)."""
+    return FullPose(Transfer(start, end, duration), ConstantAttitude(rpy))
+
+
+def pitching_figure_eight(duration: float = 30.0, period: float = 30.0, pitch_amplitude: float = math.radians(20.0),
+                          center=(0.0, 0.0, 1.0), amplitude=(1.0, 1.0)) -> FullPose:
+    """The figure-eight of eq. (13) with the pitch ``theta = pitch_amplitude sin(2 pi t / period)`` [rad]."""
+    return FullPose(FigureEight(duration, center=center, amplitude=amplitude, period=period),
+                    SinusoidalAttitude((0.0, pitch_amplitude, 0.0), period))
+
+
+def tilting_hex_maneuver(pitch: float = math.radians(30.0), hold_time: float = 10.0, ramp_time: float = 2.0,
+                         eight_time: float = 30.0, period: float = 30.0, pitch_amplitude: float = math.radians(20.0),
+                         center=(0.0, 0.0, 1.0)) -> Sequence:
+    """Pitch to ``pitch`` and hold it for ``hold_time`` at ``center``, pitch back, then a pitching figure-eight.
+
+    Phases: ``ramp_time + hold_time`` s of :func:`pitch_hover`; ``ramp_time`` s back to level;
+    ``eight_time`` s of :func:`pitching_figure_eight` (level at its start, so the attitude is
+    continuous; its velocity jumps there as in the paper's maneuver).
+    """
+    level = (0.0, 0.0, 0.0)
+    tilted = (0.0, pitch, 0.0)
+    return Sequence((
+        pitch_hover(center, pitch, ramp_time + hold_time, ramp_time),
+        FullPose(Hover(center, ramp_time), AttitudeRamp(tilted, level, ramp_time)),
+        pitching_figure_eight(eight_time, period, pitch_amplitude, center),
+    ))

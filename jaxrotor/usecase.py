@@ -104,7 +104,7 @@ def fly(config: FlightConfig) -> FlightResult:
         "name": config.name,
         "label": config.platform.label(),
         "label_ascii": config.platform.label(ascii=True),
-        **flight_metrics(traj, config.platform).to_dict(),
+        **flight_metrics(traj, config.platform, config.flight).to_dict(),
         "wall_time_s": wall,
         "compile_time_s": max(first - wall, 0.0),
     }

@@ -113,9 +113,11 @@ class Wind(eqx.Module):
         return drag_force(v_w - air_w, self.drag_linear, self.drag_quadratic)
 
 
-def drag_force(v_rel: Array, c_linear: Array, c_quadratic: Array) -> Array:
+def drag_force(v_rel: Array, c_linear: Array, c_quadratic: Array, norm=safe_norm) -> Array:
     """``f = -c_1 v_rel - c_2 |v_rel| v_rel`` [N] for the air-relative velocity ``v_rel`` ``(3,)`` [m/s].
 
-    ``|.|`` is :func:`jaxrotor.numerics.safe_norm` (finite gradient at ``v_rel = 0``).
+    ``|.|`` is ``norm``: :func:`jaxrotor.numerics.safe_norm` (finite gradient at ``v_rel = 0``) by
+    default; the physics layer passes ``numpy.linalg.norm`` and NumPy arrays to evaluate the same
+    force at every engine step without a JAX call.
     """
-    return -c_linear * v_rel - c_quadratic * safe_norm(v_rel) * v_rel
+    return -c_linear * v_rel - c_quadratic * norm(v_rel) * v_rel

@@ -16,8 +16,10 @@ from jaxrotor.usecase import RUN_KEYS, paper_realistic_spec, paper_reproduction_
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((ROOT / "configs").glob("*.toml"))
-# flight configs; optimisation problems (with an [objective] table) are covered by tests/test_cli_optimize.py
-FLIGHT_CONFIGS = [p for p in CONFIGS if "[reference]" in p.read_text() and "[objective" not in p.read_text()]
+# flight configs; optimisation problems (with an [objective] table) are covered by tests/test_cli_optimize.py,
+# sweeps (a [sweep] table) by tests/test_sweep.py
+FLIGHT_CONFIGS = [p for p in CONFIGS if "[reference]" in p.read_text() and "[objective" not in p.read_text()
+                  and "[sweep" not in p.read_text()]
 
 
 def _leaves_equal(a, b):

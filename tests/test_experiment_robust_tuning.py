@@ -34,5 +34,19 @@ def test_robust_tuning_quick(tmp_path):
     for name in ("nominal tuned", "robust tuned"):
         assert all(len(v) == 3 and all(x > 0 and math.isfinite(x) for x in v) for v in s["gains"][name].values())
     assert s["benchmark"] is None  # full mode only (a timing)
-    assert s["physics_metrics"] is None
+    # the physics layer (MuJoCo) re-flies the first 2 held-out flights with the same noise, gusts and drag
+    phys = s["physics"]
+    assert set(phys) == set(held) and s["physics_size"] == 2
+    assert s["physics_metrics"]["initial"] == phys["detuned (Table III / 4)"]
+    assert s["physics_metrics"]["final"] == phys["robust tuned"]
+    for name, h in phys.items():
+        assert h["flights"] == 2 and h["diverged"] == 0, name
+        assert 0 < h["rmse_position"] <= h["rmse_position_max"] < 0.1, name
+    for name in ("detuned (Table III / 4)", "robust tuned"):
+        # with their low yaw-rate gains the two layers agree on each flight (same vehicle, noise and wind);
+        # Table III's K_w meets the propellers' spin-up reaction torque on the physics layer (docs/physics.md)
+        np.testing.assert_allclose(phys[name]["rmse_position_all"], held[name]["rmse_position_all"][:2], rtol=0.1,
+                                   err_msg=name)
+    assert s["physics_improvement"] == pytest.approx(phys["detuned (Table III / 4)"]["rmse_position"]
+                                                     / phys["robust tuned"]["rmse_position"])
     assert (tmp_path / "errors.png").is_file() and (tmp_path / "robust" / "result.json").is_file()

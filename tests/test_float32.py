@@ -61,10 +61,11 @@ SCRIPT = textwrap.dedent(
 
 
 def _flight_configs():
-    """The shipped configs that describe one flight (an ``[objective]`` table makes it an optimisation)."""
+    """The shipped configs that describe one flight (an ``[objective]`` table makes it an optimisation, a
+    ``[sweep]`` table a sweep)."""
     import tomllib
 
-    return [p for p in CONFIGS if "objective" not in tomllib.loads(p.read_text())]
+    return [p for p in CONFIGS if not {"objective", "sweep"} & set(tomllib.loads(p.read_text()))]
 
 
 @pytest.fixture(scope="module")

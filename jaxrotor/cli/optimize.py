@@ -54,15 +54,23 @@ def _run(kind: str, config: str, out_dir, iterations, fresh: bool, no_progress: 
                f"{options.iterations} iterations -> {out}")
     click.echo("compiling the step (the first iteration includes compilation) ...")
     try:
-        result = op.minimize(conf.problem, conf.optimizer.build(), options, out_dir=out, resume=not fresh,
-                             progress=not no_progress)
+        run = getattr(conf.problem, "minimize", None)  # a robust problem redraws its batch as it goes
+        run = run if run is not None else (lambda *a, **k: op.minimize(conf.problem, *a, **k))
+        result = run(conf.optimizer.build(), options, out_dir=out, resume=not fresh, progress=not no_progress)
     except ValueError as err:  # e.g. DIR holds the history of a different problem
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
     if result.resume_mode != "fresh":
         click.echo(f"resumed at iteration {result.resumed_from} from the {result.resume_mode}")
-    report = op.write_report(result, conf.problem, out, extra={"config": conf.source, "kind": kind})
+    robust = conf.problem.report(result) if hasattr(conf.problem, "report") else {}  # heldout_metrics
+    report = op.write_report(result, conf.problem, out, extra={"config": conf.source, "kind": kind, **robust})
     click.echo(op.summary(report))
+    for key, where in (("heldout_metrics", "held-out batch"), ("physics_metrics", "physics layer (MuJoCo)")):
+        if key in report:  # a robust problem: mean and CVaR of the position RMSE, start -> tuned
+            a, b = report[key]["initial"], report[key]["final"]
+            click.echo(f"{where}, {b['flights']} flights: mean position RMSE {a['rmse_position'] * 1e3:.2f} -> "
+                       f"{b['rmse_position'] * 1e3:.2f} mm, CVaR_{b['cvar_beta']:g} {a['rmse_position_cvar'] * 1e3:.2f}"
+                       f" -> {b['rmse_position_cvar'] * 1e3:.2f} mm, diverged {a['diverged']} -> {b['diverged']}")
     click.echo(f"outputs written to {out}")
     if result.stop_reason == "infeasible_start":
         click.echo("error: the initial design is infeasible (its flight diverged or its loss is not finite).", err=True)
@@ -88,7 +96,10 @@ def optimize(config, out_dir, iterations, fresh, no_progress, float32) -> None:
     """Optimise the design parameters named in CONFIG (TOML, see configs/optimize_tilt.toml).
 
     CONFIG must have [parameters] (dotted paths such as "platform.alpha", each with
-    a transform and bounds) and [objective] (weighted terms). Writes history.csv,
+    a transform and bounds) and [objective] (weighted terms). A design-only problem
+    (every term a design term, e.g. volume_above_hover; see
+    configs/optimize_polytope.toml) has no [reference] and no flight tables: nothing
+    is flown. Writes history.csv,
     checkpoint.eqx, result.json, loss.png and params.png into DIR; a second call
     with the same DIR resumes (use --fresh to start over).
     """

@@ -20,6 +20,9 @@ Example (``configs/paper_realistic.toml``)::
 
     [allocator]
     kind = "clip"                          # "pseudo_inverse" | "clip" | "torque_priority"
+                                           # tilting platforms: "extended_variable" (alpha_limits,
+                                           # beta_limits, margin) | "cant_selection" (limits,
+                                           # smoothness, margin, candidates); angles in rad
 
     [actuators.motor]
     kind = "first_order"                   # or "ideal" (default)
@@ -31,7 +34,8 @@ Example (``configs/paper_realistic.toml``)::
     rate_limit = 6.0                       # rad/s
 
     [reference]
-    kind = "paper_maneuver"                # "figure_eight" | "circle" | "hover"
+    kind = "paper_maneuver"                # "figure_eight" | "circle" | "hover"; full pose:
+                                           # "pitch_hover" | "pitching_figure_eight" | "tilting_hex_maneuver"
     duration = 45.0                        # s
 
     [solver]
@@ -57,7 +61,7 @@ from typing import Any
 import diffrax
 
 from .. import reference as R
-from ..allocators import Clip, PseudoInverse, TorquePriority
+from ..allocators import BoxLS, Clip, PseudoInverse, TorquePriority
 from ..control import GAIN_NAMES, FullyActuatedSE3, UnderactuatedSE3
 from ..dynamics import (
     Actuators,
@@ -68,6 +72,8 @@ from ..dynamics import (
 )
 from ..flight import DivergenceLimits, Flight
 from ..integrate import Integrator
+from ..tilting import CantSelection, ExtendedVariable, check_tilt_flight
+from . import robust_config
 from .platform_table import platform_from_table
 from .toml import ConfigError, Table, parse_toml, read_toml
 
@@ -128,9 +134,40 @@ def _controller(t: Table):
 
 def _allocator(t: Table):
 
-    kind = t.choice("kind", ("pseudo_inverse", "clip", "torque_priority"), "pseudo_inverse")
+    kind = t.choice("kind", ("pseudo_inverse", "clip", "torque_priority", "box_ls", "extended_variable",
+                             "cant_selection"), "pseudo_inverse")
+    if kind in ("extended_variable", "cant_selection"):
+        return _tilting_allocator(t, kind)
+    if kind == "box_ls":  # weights of the force and torque residuals (jaxrotor.allocators.BoxLS)
+        try:
+            alloc = BoxLS(force_weight=t.number("force_weight", 1.0, positive=True, fix="a weight > 0, e.g. 1"),
+                          torque_weight=t.number("torque_weight", 10.0, positive=True, fix="a weight > 0, e.g. 10"))
+        except ValueError as err:
+            raise t.error(str(err)) from None
+        t.check_unknown()
+        return alloc
     t.check_unknown()
     return {"pseudo_inverse": PseudoInverse, "clip": Clip, "torque_priority": TorquePriority}[kind]()
+
+
+def _tilting_allocator(t: Table, kind: str):
+    """``[allocator] kind = "extended_variable" | "cant_selection"`` (:mod:`jaxrotor.tilting`), angles in rad."""
+    fix_lim = "two angles [lower, upper] in rad"
+    try:
+        if kind == "extended_variable":
+            inf = float("inf")
+            alloc = ExtendedVariable(alpha_limits=tuple(t.vector("alpha_limits", 2, [-inf, inf], fix=fix_lim)),
+                                     beta_limits=tuple(t.vector("beta_limits", 2, [-inf, inf], fix=fix_lim)),
+                                     margin=t.number("margin", 0.05, fix="a fraction in [0, 0.5), e.g. 0.05"))
+        else:
+            alloc = CantSelection(limits=tuple(t.vector("limits", 2, [0.08726646259971647, 0.6981317007977318], fix=fix_lim)),
+                                  smoothness=t.number("smoothness", 0.05, positive=True, fix="a weight, e.g. 0.05"),
+                                  margin=t.number("margin", 0.05, fix="a fraction in [0, 0.5), e.g. 0.05"),
+                                  candidates=t.integer("candidates", 41, minimum=2))
+    except ValueError as err:
+        raise t.error(str(err)) from None
+    t.check_unknown()
+    return alloc
 
 
 def _old_actuator_strings(t: Table) -> None:
@@ -171,9 +208,12 @@ def _reference(t: Table):
 
     t.renamed("total_time", "reference.duration")
     t.renamed("length", "reference.duration")
-    kind = t.choice("kind", ("paper_maneuver", "figure_eight", "circle", "hover"))
+    kind = t.choice("kind", ("paper_maneuver", "figure_eight", "circle", "hover", "pitch_hover",
+                             "pitching_figure_eight", "tilting_hex_maneuver"))
     fix_d = "the reference's duration in s"
-    if kind == "paper_maneuver":
+    if kind in ("pitch_hover", "pitching_figure_eight", "tilting_hex_maneuver"):
+        ref = _full_pose_reference(t, kind)
+    elif kind == "paper_maneuver":
         ref = R.paper_maneuver(
             takeoff_time=t.number("takeoff_time", 8.0, positive=True),
             landing_time=t.number("landing_time", 8.0, positive=True),
@@ -194,6 +234,22 @@ def _reference(t: Table):
         ref = R.Hover(t.vector("position", 3, [0.0, 0.0, 1.0]), t.number("duration", positive=True, fix=fix_d))
     t.check_unknown()
     return ref
+
+
+def _full_pose_reference(t: Table, kind: str):
+    """Full-pose references (:mod:`jaxrotor.reference`), angles in rad."""
+    center = t.vector("center", 3, [0.0, 0.0, 1.0])
+    if kind == "pitch_hover":
+        return R.pitch_hover(center, t.number("pitch", 0.5235987755982988), t.number("duration", 12.0, positive=True),
+                             t.number("ramp_time", 2.0, positive=True))
+    if kind == "pitching_figure_eight":
+        return R.pitching_figure_eight(t.number("duration", 30.0, positive=True), t.number("period", 30.0, positive=True),
+                                       t.number("pitch_amplitude", 0.3490658503988659), center,
+                                       t.vector("amplitude", 2, [1.0, 1.0]))
+    return R.tilting_hex_maneuver(t.number("pitch", 0.5235987755982988), t.number("hold_time", 10.0, positive=True),
+                                  t.number("ramp_time", 2.0, positive=True), t.number("eight_time", 30.0, positive=True),
+                                  t.number("period", 30.0, positive=True), t.number("pitch_amplitude", 0.3490658503988659),
+                                  center)
 
 
 def _integrator(t: Table):
@@ -255,6 +311,11 @@ def from_dict(data: dict, source: str = "<dict>", base_dir: Path | None = None) 
                         **settings)
     except ValueError as err:
         raise top.error(f"[flight]: {err}") from None
+    try:
+        check_tilt_flight(platform, controller, flight)  # tilting allocator, servo limits, full-pose reference
+    except ValueError as err:
+        raise top.error(f"[allocator]/[reference]: {err}") from None
+    flight = robust_config.flight_tables(top, flight)  # [control], [sensors], [wind]
     compare = None
     cmp_name = top.get("compare", str, None)
     if cmp_name is not None:

@@ -26,6 +26,12 @@ the three tables of the problem (see ``docs/optimization.md``)::
     iterations = 100
     divergence_penalty = 1000.0             # the loss of a diverged flight
 
+A design-only problem (``jaxrotor optimize`` only) has ``[platform]``, ``[parameters]``,
+``[objective]`` and ``[optimize]`` but no ``[reference]``: every objective term must
+then be a design term (``needs_flight`` false, e.g. ``volume_above_hover``), the other
+flight tables are refused, and the :class:`~jaxrotor.optimize.Design` has
+``controller = None`` and ``flight = None`` (``configs/optimize_polytope.toml``).
+
 Every mistake raises a :class:`~jaxrotor.io.toml.ConfigError` naming the file, the
 key, the value and the fix. The runaway limits (``max_position``, ``max_speed``,
 ``max_rate``) live in ``[flight]``; in ``[optimize]`` they are refused with that fix.
@@ -52,8 +58,10 @@ from ..optimize import (
     Parameters,
 )
 from ..optimize import objectives as ob
+from . import robust_config
 from .config import FlightConfig
 from .config import from_dict as flight_from_dict
+from .platform_table import platform_from_table
 from .toml import Table, read_toml
 
 __all__ = ["OptimizationConfig", "Optimizer", "OPTIMIZERS", "from_dict", "load"]
@@ -154,7 +162,7 @@ class OptimizationConfig:
     source: str
 
 
-_OWN_TABLES = ("optimize", "parameters", "objective")
+_OWN_TABLES = ("optimize", "parameters", "objective") + robust_config.PROBLEM_TABLES
 _TERM_OPTIONS: dict[str, dict[str, tuple]] = {
     "tracking": {"metric": (str, "rmse"), "position": (float, 1.0), "orientation": (float, 0.0)},
     "effort": {},
@@ -165,6 +173,9 @@ _TERM_OPTIONS: dict[str, dict[str, tuple]] = {
     "hover_efficiency": {},
     "lateral_capability": {"n_directions": (int, 12), "temperature": (float, 1e-3)},
     "rotor_loss_margin": {"temperature": (float, 1e-3)},
+    "zero_moment_volume": {"normalize": (bool, False)},
+    "hover_section_area": {"normalize": (bool, False)},
+    "volume_above_hover": {"normalize": (bool, False)},
 }
 
 
@@ -248,13 +259,56 @@ def from_dict(data: Mapping[str, Any], source: str = "<dict>", base_dir: Path | 
     top = Table(data, source, "")
     own = {k: top.table(k) for k in _OWN_TABLES if k in data}
     flight_data = {k: v for k, v in data.items() if k not in _OWN_TABLES}
+    if "reference" not in data and kind == "optimize":
+        conf = _design_only(top, own, flight_data, source)
+        return _finish(top, own, conf, Design(conf.platform, None, None), source, kind)
     conf = flight_from_dict(flight_data, source, base_dir)
     if conf.flight.integrator.adaptive:
         raise top.error("key `solver.adaptive` = true is invalid here: gradients are taken through fixed-step "
                         "solves. Fix: set adaptive = false and dt (e.g. 0.01) in [solver].")
     if conf.compare is not None:
         raise top.fail("compare", data.get("compare"), f"{kind} flies one flight", "remove it")
-    design = Design(conf.platform, conf.controller, conf.flight)
+    return _finish(top, own, conf, Design(conf.platform, conf.controller, conf.flight), source, kind)
+
+
+#: Tables that describe a flight; a design-only problem (no ``[reference]``) may not have them.
+_FLIGHT_ONLY_TABLES = ("controller", "allocator", "actuators", "solver", "flight", "compare")
+
+
+def _design_only(top: Table, own: dict, flight_data: Mapping[str, Any], source: str) -> FlightConfig:
+    """The :class:`FlightConfig` (platform only, ``flight = None``) of a problem without ``[reference]``.
+
+    Allowed only when every ``[objective]`` term is a design term (``needs_flight`` false).
+    """
+    flying = sorted(k for k in ob.TERMS if k in (own["objective"].data if "objective" in own else {})
+                    and ob.TERMS[k].needs_flight)
+    if "objective" not in own or flying:
+        what = f"the objective term(s) {', '.join(flying)} need a flight" if flying else "there is no [objective]"
+        raise top.error(f"missing table `[reference]`: {what}. Fix: add [reference] (and [solver] with "
+                        "adaptive = false) to fly the design, or use only design terms "
+                        f"({', '.join(k for k, c in ob.TERMS.items() if not c.needs_flight)}).")
+    extra = sorted(k for k in _FLIGHT_ONLY_TABLES if k in flight_data)
+    if extra:
+        raise top.error(f"table(s) {', '.join(f'[{k}]' for k in extra)} describe a flight, but this design-only "
+                        "problem has no [reference]. Fix: remove them, or add [reference] to fly the design.")
+    unknown = sorted(k for k in flight_data if k not in ("platform", "name", "description"))
+    if unknown:
+        raise top.error(f"unknown key(s) {', '.join(f'`{k}`' for k in unknown)} in a design-only problem. Fix: use "
+                        "[platform], [parameters], [objective], [optimize], name and description; check the spelling.")
+    if "platform" not in flight_data:
+        raise top.error("missing table `[platform]`. Fix: add [platform] with preset = \"paper_hexarotor\" "
+                        "or the star_platform keywords.")
+    top.used.add("platform")
+    platform = platform_from_table(flight_data["platform"], source)
+    name = top.get("name", str, Path(source).stem if source.endswith(".toml") else "design")
+    top.get("description", str, "")
+    return FlightConfig(name=name, platform=platform, controller=None, flight=None, source=source,
+                        raw=dict(flight_data))
+
+
+def _finish(top: Table, own: dict, conf: FlightConfig, design: Design, source: str, kind: str
+            ) -> OptimizationConfig:
+    """Read ``[parameters]``, ``[objective]`` and ``[optimize]`` for ``design`` and build the configuration."""
     if "parameters" in own:
         parameters = _parameters_from(own["parameters"], design)
     elif kind == "tune":
@@ -300,6 +354,7 @@ def from_dict(data: Mapping[str, Any], source: str = "<dict>", base_dir: Path | 
     penalty = t.number("divergence_penalty", 1e3, positive=True, fix="the loss given to a diverged flight")
     t.check_unknown()
     problem = DesignProblem(design, parameters, objective, divergence_penalty=penalty)
+    problem = robust_config.robust_problem(top, problem)  # [randomize], [robust]: a RobustProblem
     return OptimizationConfig(name=conf.name, kind=kind, problem=problem, optimizer=optimizer, options=options,
                               flight=conf, source=source)
 

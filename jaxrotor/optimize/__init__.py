@@ -48,6 +48,10 @@ from .problem import Design as Design
 from .problem import DesignProblem as DesignProblem
 from .problem import LossInfo as LossInfo
 from .report import flight_metrics as flight_metrics
+from .robust import RobustProblem as RobustProblem
+from .robust import RobustSettings as RobustSettings
+from .robust import cvar as cvar
+from .robust import heldout_metrics as heldout_metrics
 from .report import plot_history as plot_history
 from .report import summary as summary
 from .report import write_report as write_report

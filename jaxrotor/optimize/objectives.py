@@ -35,7 +35,9 @@ means; every formula lives in :mod:`jaxrotor.metrics`):
 =========================  ====================================================================
 
 Design terms (no flight; from :mod:`jaxrotor.analysis`): :class:`Conditioning`,
-:class:`HoverEfficiency`, :class:`LateralCapability`, :class:`RotorLossMargin`.
+:class:`HoverEfficiency`, :class:`LateralCapability`, :class:`RotorLossMargin`, and the
+force-polytope measures :class:`ZeroMomentVolume`, :class:`HoverSectionArea`,
+:class:`VolumeAboveHover` (exact volumes and area of the zero-moment force set).
 
 Why tilt needs these terms: with the exact pseudo-inverse allocation, no input
 bounds and ideal motors, the delivered wrench ``G G^+ w`` equals the commanded
@@ -70,7 +72,8 @@ import jax.numpy as jnp
 from jax import Array
 
 from .._util import as_float
-from ..analysis import condition_number, hover_efficiency, rotor_loss_margin, smooth_lateral_force_capability
+from ..analysis import (condition_number, hover_efficiency, rotor_loss_margin, smooth_lateral_force_capability,
+                        zero_moment_measures)
 from ..metrics import (effort_ratio, mean_norm, orientation_error, position_error, reference_power, rms_norm,
                        rotor_power, speed_margin)
 from ..numerics import time_mean
@@ -95,6 +98,9 @@ __all__ = [
     "HoverEfficiency",
     "LateralCapability",
     "RotorLossMargin",
+    "ZeroMomentVolume",
+    "HoverSectionArea",
+    "VolumeAboveHover",
     "rotor_loss_margin",
     "TERMS",
 ]
@@ -621,6 +627,69 @@ class RotorLossMargin(AbstractDesignTerm):
         return rotor_loss_margin(design.platform, temperature=self.temperature)
 
 
+# --------------------------------------------------------------------------- force polytopes
+
+
+class _AbstractPolytopeTerm(AbstractDesignTerm):
+    """A measure of the zero-moment force set ``F_B`` (:func:`jaxrotor.analysis.zero_moment_measures`); larger is better.
+
+    Exact (not smoothed) and differentiable for ``n >= 6`` rotors with ``rank G = 6``
+    and finite ``rotor_speed_max``; ``normalize=True`` divides by ``(m g)^k`` (``k`` the
+    dimension) so the measure is dimensionless.
+    """
+
+    index: eqx.AbstractClassVar[int]
+    power: eqx.AbstractClassVar[int]
+    normalize: eqx.AbstractVar[bool]
+    sense: ClassVar[int] = -1
+
+    def measure(self, design, traj=None):
+        """``()`` in N^k, or in (m g)^k with ``normalize``."""
+        m = zero_moment_measures(design.platform)[self.index]
+        return m / _weight(design) ** self.power if self.normalize else m
+
+
+class ZeroMomentVolume(_AbstractPolytopeTerm):
+    """Volume of the zero-moment force set ``F_B = {F u : M u = 0, u in bounds}`` [N^3]
+    (:func:`jaxrotor.analysis.zero_moment_force_volume`): larger is better.
+
+    Attributes:
+        normalize: static; divide by ``(m g)^3``.
+    """
+
+    normalize: bool = eqx.field(static=True, default=False)
+    index: ClassVar[int] = 0
+    power: ClassVar[int] = 3
+    name: ClassVar[str] = "zero_moment_volume"
+
+
+class HoverSectionArea(_AbstractPolytopeTerm):
+    """Area of the hover section ``F_B ∩ {f_z = m g}`` [N^2]
+    (:func:`jaxrotor.analysis.hover_section_area`): the lateral forces held at level hover. Larger is better.
+
+    Attributes:
+        normalize: static; divide by ``(m g)^2``.
+    """
+
+    normalize: bool = eqx.field(static=True, default=False)
+    index: ClassVar[int] = 1
+    power: ClassVar[int] = 2
+    name: ClassVar[str] = "hover_section_area"
+
+
+class VolumeAboveHover(_AbstractPolytopeTerm):
+    """Volume of ``F_B ∩ {f_z >= m g}`` [N^3] (:func:`jaxrotor.analysis.volume_above_hover`): larger is better.
+
+    Attributes:
+        normalize: static; divide by ``(m g)^3``.
+    """
+
+    normalize: bool = eqx.field(static=True, default=False)
+    index: ClassVar[int] = 2
+    power: ClassVar[int] = 3
+    name: ClassVar[str] = "volume_above_hover"
+
+
 #: Term classes by configuration name (``[objective.<name>]`` tables).
 TERMS: dict[str, type] = {
     "tracking": Tracking,
@@ -632,4 +701,7 @@ TERMS: dict[str, type] = {
     "hover_efficiency": HoverEfficiency,
     "lateral_capability": LateralCapability,
     "rotor_loss_margin": RotorLossMargin,
+    "zero_moment_volume": ZeroMomentVolume,
+    "hover_section_area": HoverSectionArea,
+    "volume_above_hover": VolumeAboveHover,
 }

@@ -18,7 +18,8 @@ The batch is fixed while the loss is minimised (common random numbers: the same
 noise, gusts and vehicles at every iteration, so successive losses and gradients
 compare like with like); :func:`minimize_robust` redraws it every ``reshuffle_every``
 iterations (a new epoch of :func:`jaxrotor.randomize.member_keys`), so the tuning does
-not fit one sample. :func:`heldout_metrics` measures a controller on a held-out batch.
+not fit one sample. :func:`heldout_metrics` measures a controller on a held-out batch,
+:func:`physics_metrics` on the first members of that batch flown on the MuJoCo physics layer.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ from . import history as hist
 from .loop import MinimizeOptions, OptimizeResult, minimize
 from .problem import Design, DesignProblem, LossInfo
 
-__all__ = ["RISKS", "RobustProblem", "RobustSettings", "cvar", "heldout_metrics", "minimize_robust"]
+__all__ = ["RISKS", "RobustProblem", "RobustSettings", "cvar", "heldout_metrics", "minimize_robust",
+           "physics_metrics"]
 
 #: The risk measures of a batch.
 RISKS = ("mean", "cvar")
@@ -81,6 +83,8 @@ class RobustSettings:
         reshuffle_every: redraw the training batch every this many iterations (``None``: never).
         seed: root seed of the training and held-out keys.
         heldout_size: flights of the held-out batch (0: none).
+        physics_size: held-out flights re-flown on the MuJoCo physics layer for ``physics_metrics``
+            (the first ``min(physics_size, heldout_size)`` members; 0: none).
     """
 
     randomization: Randomization = dataclasses.field(default_factory=Randomization)
@@ -91,6 +95,7 @@ class RobustSettings:
     reshuffle_every: int | None = None
     seed: int = 0
     heldout_size: int = 64
+    physics_size: int = 8
 
     def __post_init__(self):
         def bad(name, why, fix):
@@ -109,6 +114,8 @@ class RobustSettings:
             bad("reshuffle_every", "it must be an integer >= 1 or None", "pass e.g. 20")
         if not (isinstance(self.heldout_size, int) and self.heldout_size >= 0):
             bad("heldout_size", "it must be an integer >= 0", "pass e.g. 64")
+        if not (isinstance(self.physics_size, int) and self.physics_size >= 0):
+            bad("physics_size", "it must be an integer >= 0", "pass e.g. 8, or 0 for no physics-layer check")
 
     def batch(self, design: Design, stream: int = TRAIN, epoch: int = 0, size: int | None = None):
         """The randomized ``(platforms, flights)`` of ``stream`` / ``epoch`` (leading axis ``size or batch_size``)."""
@@ -189,20 +196,27 @@ class RobustProblem(eqx.Module):
         return minimize_robust(self, optimizer, options, **kwargs)
 
     def report(self, result: OptimizeResult) -> dict[str, Any]:
-        """``{"heldout_metrics": {"initial": ..., "final": ...}, "robust": settings}`` for ``result.json``.
+        """``{"heldout_metrics": {...}, "physics_metrics": {...}, "robust": settings}`` for ``result.json``.
 
         :func:`heldout_metrics` of the start and the best controller on the held-out
-        batch (nothing when ``settings.heldout_size`` is 0).
+        batch (nothing when ``settings.heldout_size`` is 0), and :func:`physics_metrics` of
+        both on its first ``min(physics_size, heldout_size)`` members flown on the physics
+        layer (nothing when that is 0); each as ``{"initial": ..., "final": ...}``.
         """
         s = self.settings
         out: dict[str, Any] = {"robust": {"batch_size": s.batch_size, "risk": s.risk, "beta": s.beta,
                                           "gain_price": s.gain_price, "reshuffle_every": s.reshuffle_every,
                                           "seed": s.seed, "heldout_size": s.heldout_size,
+                                          "physics_size": min(s.physics_size, s.heldout_size),
                                           "randomization": dataclasses.asdict(s.randomization)
                                           if dataclasses.is_dataclass(s.randomization) else {}}}
         if s.heldout_size:
             out["heldout_metrics"] = {"initial": heldout_metrics(result.initial_design, s),
                                       "final": heldout_metrics(result.design, s)}
+        n_phys = min(s.physics_size, s.heldout_size)
+        if n_phys:
+            out["physics_metrics"] = {"initial": physics_metrics(result.initial_design, s, size=n_phys),
+                                      "final": physics_metrics(result.design, s, size=n_phys)}
         return out
 
     def member_losses(self, theta) -> tuple[Array, LossInfo]:
@@ -310,17 +324,70 @@ def heldout_metrics(design: Design, settings: RobustSettings, size: int | None =
     beta = settings.beta if beta is None else beta
     platforms, flights = settings.batch(design, HELDOUT, size=size)
     m = _batch_metrics(platforms, design.controller if controller is None else controller, flights)
-    div = np.asarray(m.diverged)
-    rmse = np.where(div, np.inf, np.asarray(m.rmse_position, dtype=float))
+    return _summary(m.rmse_position, m.rmse_orientation, m.effort_ratio, m.diverged, beta)
+
+
+def _summary(rmse_position, rmse_orientation, effort_ratio, diverged, beta: float) -> dict[str, Any]:
+    """The JSON-ready metrics dict of :func:`heldout_metrics` from per-member ``(B,)`` values."""
+    div = np.asarray(diverged, dtype=bool)
+    size = int(div.size)
+    rmse = np.where(div, np.inf, np.asarray(rmse_position, dtype=float))
     return {
         "rmse_position": float(np.mean(rmse)),
         "rmse_position_cvar": float(cvar(jnp.asarray(rmse), beta)) if np.all(np.isfinite(rmse)) else math.inf,
         "rmse_position_max": float(np.max(rmse)),
         "rmse_position_median": float(np.median(rmse)),
-        "rmse_orientation": float(np.mean(np.where(div, np.inf, np.asarray(m.rmse_orientation, dtype=float)))),
-        "effort_ratio": float(np.mean(np.asarray(m.effort_ratio, dtype=float))),
+        "rmse_orientation": float(np.mean(np.where(div, np.inf, np.asarray(rmse_orientation, dtype=float)))),
+        "effort_ratio": float(np.mean(np.asarray(effort_ratio, dtype=float))),
         "diverged": int(div.sum()),
         "flights": int(size),
         "cvar_beta": float(beta),
         "rmse_position_all": rmse.tolist(),
     }
+
+
+def physics_metrics(design: Design, settings: RobustSettings, size: int | None = None, beta: float | None = None,
+                    controller=None, timestep: float = 0.001) -> dict[str, Any]:
+    """:func:`heldout_metrics` of ``controller`` on the first ``size`` held-out members flown on the physics layer.
+
+    Member ``b`` (``b < size``, default ``min(settings.physics_size, settings.heldout_size)``)
+    is the same randomized vehicle and flight as in :func:`heldout_metrics` (the held-out
+    stream's keys: the same sensor noise, bias, delay, gusts, mean wind, control rate,
+    ``c_f``, ``c_tau`` and motor time constant), flown by
+    :func:`jaxrotor.physics.fly_physics` on the MuJoCo multibody model of its platform
+    built from :func:`jaxrotor.physics.validate.default_parts` with every part's mass scaled
+    by ``m_b / m_parts`` (so the engine's mass is the member's ``m_b`` [kg]; its inertia is the
+    parts' scaled by the same ratio, not the member's per-axis draw). Spinning propellers,
+    floor, physics step: the largest ``control_period / j <= timestep`` [s]. The controller
+    knows the engine's mass and inertia. Returns the dict of :func:`heldout_metrics` (a
+    member whose physics flight diverges counts as ``inf``).
+    """
+    from ..metrics import flight_metrics
+    from ..physics import ModelOptions, PhysicsSettings, build_model, fly_physics
+    from ..physics.validate import default_parts
+
+    size = min(settings.physics_size, settings.heldout_size) if size is None else size
+    if size < 1:
+        raise ValueError(f"physics_metrics parameter `size` = {size!r} is invalid. Fix: pass a batch size >= 1.")
+    beta = settings.beta if beta is None else beta
+    controller = design.controller if controller is None else controller
+    platforms, flights = settings.batch(design, HELDOUT, size=size)
+    rate = design.flight.control_rate
+    if rate is None:
+        raise ValueError("physics_metrics: the design's flight has no `control_rate`. Fix: set [control] rate.")
+    period = 1.0 / float(rate)
+    step = period / math.ceil(period / timestep - 1e-9)
+    rows = []
+    for b in range(size):
+        platform, flight = jax.tree_util.tree_map(lambda a, b=b: a[b] if eqx.is_array(a) else a, (platforms, flights))
+        parts = default_parts(platform)
+        ratio = float(platform.mass) / parts.total_mass(platform.n_rotors)
+        parts = dataclasses.replace(parts, **{name: dataclasses.replace(getattr(parts, name),
+                                                                        mass=getattr(parts, name).mass * ratio)
+                                              for name in ("hub", "arm", "motor", "propeller", "gear")})
+        phys = PhysicsSettings(parts=parts, options=ModelOptions(timestep=step), control_period=period)
+        pm = build_model(platform, parts, phys.options)
+        traj = fly_physics(platform, controller, flight, phys, model=pm, share_compilation=True).trajectory
+        m = flight_metrics(traj, pm.physics_platform())
+        rows.append((m.rmse_position, m.rmse_orientation, m.effort_ratio, traj.diverged))
+    return _summary(*(np.asarray([r[i] for r in rows], dtype=float) for i in range(4)), beta)
