@@ -23,8 +23,9 @@ from jaxrotor.randomize import HELDOUT, TRAIN, Randomization, member_keys
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "tune_gains_robust.toml"
 
-# a tiny robust problem: 0.1 s at 250 Hz, 4 flights, 4 held-out flights, 3 iterations with a redraw every 2
-TINY = CONFIG.read_text().replace("t1 = 4.0 ", "t1 = 0.1 ").replace("dt = 0.002 ", "dt = 0.004 ").replace(
+# a tiny robust problem: 0.1 s at 250 Hz, 4 flights, 4 held-out flights (none re-flown on the physics layer:
+# tests/test_experiment_robust_tuning.py checks physics_metrics), 3 iterations with a redraw every 2
+TINY = CONFIG.read_text().replace("physics_size = 8 ", "physics_size = 0 ").replace("t1 = 4.0 ", "t1 = 0.1 ").replace("dt = 0.002 ", "dt = 0.004 ").replace(
     "rate = 500.0 ", "rate = 250.0 ").replace("save_dt = 0.02 ", "save_dt = 0.02 ").replace(
     "batch_size = 32 ", "batch_size = 4 ").replace("heldout_size = 64 ", "heldout_size = 4 ").replace(
     "reshuffle_every = 50 ", "reshuffle_every = 2 ").replace("iterations = 100\n", "iterations = 3\n")

@@ -15,7 +15,11 @@ import click
 @click.option("--float32", is_flag=True, help="Run in float32 (default float64).")
 @click.option("--t1", type=click.FloatRange(min=0.0, min_open=True), default=None,
               help="Stop the flight(s) at this time [s] instead of [flight] t1 or the reference's end.")
-def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32: bool, t1: float | None) -> None:
+@click.option("--physics/--no-physics", default=None,
+              help="Also fly the physics layer (MuJoCo) and print its Table IV column "
+                   "(default: on for the use case, off for a CONFIG).")
+def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32: bool, t1: float | None,
+             physics: bool | None) -> None:
     """Fly CONFIG (a TOML file, see configs/); without CONFIG, the paper's hexarotor use case on both layers.
 
     Without CONFIG the use case is also flown on the physics layer (MuJoCo):
@@ -41,7 +45,8 @@ def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32
     except (cfg.ConfigError, ValueError) as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
-    metrics = usecase.run(conf, out_dir, progress=not no_progress, echo=click.echo, physics=config is None)
+    physics = config is None if physics is None else physics
+    metrics = usecase.run(conf, out_dir, progress=not no_progress, echo=click.echo, physics=physics)
     if (metrics["diverged"] or (metrics.get("compare") or {}).get("diverged")
             or (metrics.get("physics") or {}).get("diverged")):
         click.echo("error: a flight diverged; its metrics are not meaningful.", err=True)

@@ -40,6 +40,7 @@ through :func:`flight_tables`); the last two to ``jaxrotor tune`` / ``optimize``
     reshuffle_every = 50          # redraw the training batch every 50 iterations
     seed = 0                      # root of the training and held-out keys
     heldout_size = 64             # held-out flights for result.json's heldout_metrics
+    physics_size = 8              # of those, re-flown on the physics layer for physics_metrics (0: none)
 
 Every mistake (a negative or non-finite noise level or delay, a control rate whose
 period the step does not divide, a CVaR level outside (0, 1), a randomization range
@@ -182,6 +183,8 @@ def _settings(r: Table, randomization: Randomization) -> RobustSettings:
         reshuffle_every=r.integer("reshuffle_every", None, minimum=1, fix="iterations between batch redraws"),
         seed=r.get("seed", int, 0, "an integer seed"),
         heldout_size=r.integer("heldout_size", 64, minimum=0, fix="held-out flights, e.g. 64"),
+        physics_size=r.integer("physics_size", 8, minimum=0,
+                               fix="held-out flights re-flown on the physics layer, e.g. 8 (0: none)"),
     )
     r.check_unknown()
     return settings

@@ -79,6 +79,12 @@ def make_mjx_flight(pm: PhysicsModel, platform: Platform, flight: Flight, settin
     Returns:
         A pure function of ``(controller, mjx_model)``; wrap it in ``jax.jit``, ``jax.vmap``, ``jax.grad``.
     """
+    for name, what in (("sensors", "measurement noise and delay"), ("wind", "wind and drag"),
+                       ("disturbance", "an external force")):
+        if getattr(flight, name, None) is not None:
+            raise ValueError(f"make_mjx_flight: `flight.{name}` is set, but the MJX flight does not model {what}. "
+                             f"Fix: fly it on the MuJoCo C engine (jaxrotor.physics.engine.fly_physics), or set "
+                             f"flight.{name} = None for MJX.")
     settings = settings.for_flight(flight)
     plat_ctrl = controller_platform if controller_platform is not None else pm.physics_platform()
     n, k, nu = platform.n_rotors, settings.steps_per_control, pm.model.nu
