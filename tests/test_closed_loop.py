@@ -10,9 +10,8 @@ import jaxrotor as jr
 from jaxrotor import presets, so3
 from jaxrotor.allocators import Clip, PseudoInverse, TorquePriority, prepare_allocation
 from jaxrotor.control import FullyActuatedSE3, UnderactuatedSE3
-from jaxrotor.so3 import attitude_error
 from jaxrotor.metrics import flight_metrics, mae, max_abs, orientation_error, position_error
-from jaxrotor.reference import Circle, FigureEight, Hover, Sequence, Transfer, paper_maneuver
+from jaxrotor.reference import Circle, FigureEight, Hover, Transfer, paper_maneuver
 from jaxrotor.flight import fly
 from jaxrotor.simulate import simulate
 from jaxrotor.usecase import PAPER_TABLE_IV, paper_realistic_spec, paper_reproduction_spec

@@ -20,7 +20,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 from jax import Array

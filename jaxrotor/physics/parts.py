@@ -176,7 +176,7 @@ def check_parts(parts: Parts, positions: np.ndarray) -> None:
       (``2 r_prop <= min_{i != j} |p_i - p_j|``).
 
     Raises:
-        ValueError naming the part, the value and the fix.
+        ValueError: naming the part, the value and the fix.
     """
     pos = np.asarray(positions, dtype=float)
     radial = np.linalg.norm(pos[:, :2], axis=1)
