@@ -26,6 +26,7 @@ Allocators:
 from __future__ import annotations
 
 import abc
+import math
 
 import equinox as eqx
 import jax
@@ -237,12 +238,17 @@ class BoxLS(AbstractAllocator):
     def __check_init__(self):
         for name in ("force_weight", "torque_weight"):
             v = getattr(self, name)
-            if not v > 0:
-                raise ValueError(f"BoxLS parameter `{name}` = {v!r} is invalid: weights must be > 0. "
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise ValueError(f"BoxLS parameter `{name}` = {v!r} is invalid: weights must be finite and > 0. "
                                  "Fix: pass a positive weight, e.g. 1.0 for forces and 10.0 for torques.")
-        if self.iterations is not None and not self.iterations >= 1:
-            raise ValueError(f"BoxLS parameter `iterations` = {self.iterations!r} is invalid. Fix: pass >= 1, "
-                             "e.g. 20.")
+        it = self.iterations
+        if it is not None and not (isinstance(it, int) and not isinstance(it, bool) and it >= 1):
+            raise ValueError(f"BoxLS parameter `iterations` = {it!r} is invalid: it must be an integer >= 1. "
+                             "Fix: pass e.g. 20, or None for 3 n + 6.")
+        r = self.ridge
+        if r is not None and not (isinstance(r, (int, float)) and math.isfinite(r) and r >= 0):
+            raise ValueError(f"BoxLS parameter `ridge` = {r!r} is invalid: it must be finite and >= 0. "
+                             "Fix: pass e.g. 1e-12, or None.")
 
     def weights(self, data: AllocationData) -> Array:
         """``(6,)`` the diagonal of ``W`` for the allocation matrix ``data.G`` (see the class docstring)."""

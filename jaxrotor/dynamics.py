@@ -181,6 +181,15 @@ def _check_positive(owner: str, name: str, value: Array, fix: str) -> None:
         raise ValueError(f"{owner} parameter `{name}` = {v.tolist()!r} is invalid: it must be finite and > 0. Fix: {fix}.")
 
 
+def _as_param(owner: str, name: str, value) -> Array:
+    """``value`` as a float array, or a ValueError naming ``owner.name`` if it is not numeric."""
+    try:
+        return as_float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner} parameter `{name}` = {value!r} is invalid: not a number. Fix: pass a number "
+                         "in SI units.") from None
+
+
 class AbstractMotor(eqx.Module):
     """Rotor-speed actuator model: maps a commanded ``u`` to the applied ``u``, the rotor speeds and their rate.
 
@@ -218,7 +227,7 @@ class FirstOrderMotor(AbstractMotor):
     time_constant: Array
 
     def __init__(self, time_constant: float | Array = 0.03):
-        tc = as_float(time_constant)
+        tc = _as_param("FirstOrderMotor", "time_constant", time_constant)
         if tc.ndim != 0:
             raise ValueError(f"FirstOrderMotor parameter `time_constant` must be a scalar, got shape {tc.shape}. "
                              "Fix: pass one time constant in seconds.")
@@ -262,8 +271,8 @@ class FirstOrderServo(AbstractServo):
     rate_limit: Array
 
     def __init__(self, time_constant: float | Array = 0.05, rate_limit: float | Array = 6.0):
-        self.time_constant = as_float(time_constant)
-        self.rate_limit = as_float(rate_limit)
+        self.time_constant = _as_param("FirstOrderServo", "time_constant", time_constant)
+        self.rate_limit = _as_param("FirstOrderServo", "rate_limit", rate_limit)
         _check_positive("FirstOrderServo", "time_constant", self.time_constant, "pass e.g. 0.05 s")
         _check_positive("FirstOrderServo", "rate_limit", self.rate_limit, "pass e.g. 6.0 rad/s")
 

@@ -113,6 +113,14 @@ class Flight(eqx.Module):
     key: jax.Array | None = None
 
     def __check_init__(self):
+        if not isinstance(self.reference, AbstractReference):
+            raise ValueError(f"Flight parameter `reference` = {self.reference!r} is not a reference. "
+                             "Fix: pass e.g. jaxrotor.reference.paper_maneuver() or reference.Hover(...).")
+        rate = self.control_rate
+        if rate is not None and not (isinstance(rate, (int, float)) and not isinstance(rate, bool)
+                                     and np.isfinite(rate) and rate > 0):
+            raise ValueError(f"Flight parameter `control_rate` = {rate!r} is invalid: it must be a finite rate "
+                             "> 0 Hz. Fix: pass e.g. 500.0, or None for the continuous loop.")
         if not (isinstance(self.save_dt, (int, float)) and np.isfinite(self.save_dt) and self.save_dt > 0):
             raise ValueError(f"Flight parameter `save_dt` = {self.save_dt!r} is invalid: the output period must be "
                              "> 0 s. Fix: pass e.g. save_dt=0.01.")

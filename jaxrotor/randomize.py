@@ -26,6 +26,7 @@ import math
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .design.platform import Platform
 from .flight import Flight, fly
@@ -66,6 +67,9 @@ class Randomization(eqx.Module):
                                  "lie in [0, 1) (at 1 or more the parameter can reach zero or turn negative). Fix: "
                                  "pass e.g. 0.1 for +-10 %.")
         if self.wind_speed is not None:
+            if isinstance(self.wind_speed, (str, bytes)) or np.shape(self.wind_speed) != (2,):
+                raise ValueError(f"Randomization parameter `wind_speed` = {self.wind_speed!r} is invalid: it must be "
+                                 "a pair (low, high) in m/s. Fix: pass e.g. (0.0, 3.0).")
             lo, hi = self.wind_speed
             if not (math.isfinite(lo) and math.isfinite(hi) and 0 <= lo <= hi):
                 raise ValueError(f"Randomization parameter `wind_speed` = {self.wind_speed!r} is invalid: it must be "

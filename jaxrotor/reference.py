@@ -139,11 +139,33 @@ class _Phase(AbstractReference):
 
 
 def _positive(owner: str, name: str, value: float, example: str) -> float:
-    """``float(value)``, or a ValueError naming ``owner.name`` unless it is > 0."""
-    value = float(value)
-    if not value > 0:
-        raise ValueError(f"{owner} parameter `{name}` = {value!r} is invalid: must be > 0 s. Fix: pass e.g. {example}.")
+    """``float(value)``, or a ValueError naming ``owner.name`` unless it is finite and > 0."""
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner} parameter `{name}` = {value!r} is invalid: not a number. Fix: pass e.g. "
+                         f"{example}.") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"{owner} parameter `{name}` = {value!r} is invalid: must be finite and > 0. Fix: pass "
+                         f"e.g. {example}.")
     return value
+
+
+def _finite(owner: str, name: str, value, shape: tuple, example: str) -> Array:
+    """``value`` as a float array of ``shape``; a ValueError naming ``owner.name`` if it has another shape
+    or (when concrete, i.e. not traced) a NaN or infinite entry."""
+    try:
+        arr = _f(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner} parameter `{name}` = {value!r} is invalid: not numbers. Fix: pass e.g. "
+                         f"{example}.") from None
+    if arr.shape != shape:
+        raise ValueError(f"{owner} parameter `{name}` = {value!r} has shape {arr.shape}, expected {shape}. Fix: "
+                         f"pass e.g. {example}.")
+    if not isinstance(arr, jax.core.Tracer) and not bool(jnp.all(jnp.isfinite(arr))):
+        raise ValueError(f"{owner} parameter `{name}` = {value!r} is invalid: contains NaN or infinity. Fix: "
+                         f"pass finite values, e.g. {example}.")
+    return arr
 
 
 class Hover(_Phase):
@@ -154,8 +176,8 @@ class Hover(_Phase):
     length: float = eqx.field(static=True)
 
     def __init__(self, position, duration: float, yaw: float = 0.0):
-        self.position = _f(position)
-        self.yaw = _f(yaw)
+        self.position = _finite("Hover", "position", position, (3,), "[0.0, 0.0, 1.0]")
+        self.yaw = _finite("Hover", "yaw", yaw, (), "0.0")
         self.length = _positive("Hover", "duration", duration, "8.0")
 
     def __call__(self, t):
@@ -176,7 +198,9 @@ class Transfer(_Phase):
     length: float = eqx.field(static=True)
 
     def __init__(self, start, end, duration: float, yaw: float = 0.0):
-        self.start, self.end, self.yaw = _f(start), _f(end), _f(yaw)
+        self.start = _finite("Transfer", "start", start, (3,), "[0.0, 0.0, 0.0]")
+        self.end = _finite("Transfer", "end", end, (3,), "[0.0, 0.0, 1.0]")
+        self.yaw = _finite("Transfer", "yaw", yaw, (), "0.0")
         self.length = _positive("Transfer", "duration", duration, "8.0")
 
     def __call__(self, t):
@@ -219,7 +243,9 @@ class FigureEight(_Phase):
     length: float = eqx.field(static=True)
 
     def __init__(self, duration: float, center=(0.0, 0.0, 1.0), amplitude=(1.0, 1.0), period: float = 30.0, yaw=0.0):
-        self.center, self.amplitude, self.yaw = _f(center), _f(amplitude), _f(yaw)
+        self.center = _finite("FigureEight", "center", center, (3,), "(0.0, 0.0, 1.0)")
+        self.amplitude = _finite("FigureEight", "amplitude", amplitude, (2,), "(1.0, 1.0)")
+        self.yaw = _finite("FigureEight", "yaw", yaw, (), "0.0")
         self.period = _positive("FigureEight", "period", period, "30.0")
         self.length = _positive("FigureEight", "duration", duration, "29.0")
 
@@ -244,7 +270,11 @@ class Circle(_Phase):
     length: float = eqx.field(static=True)
 
     def __init__(self, duration: float, start=(0.0, 0.0, 1.0), radius: float = 1.0, period: float = 10.0, yaw=0.0):
-        self.start, self.radius, self.yaw = _f(start), _f(radius), _f(yaw)
+        self.start = _finite("Circle", "start", start, (3,), "(0.0, 0.0, 1.0)")
+        self.radius = _finite("Circle", "radius", radius, (), "1.0")
+        if not isinstance(self.radius, jax.core.Tracer) and not float(self.radius) > 0:
+            raise ValueError(f"Circle parameter `radius` = {radius!r} is invalid: must be > 0 m. Fix: pass e.g. 1.0.")
+        self.yaw = _finite("Circle", "yaw", yaw, (), "0.0")
         self.period = _positive("Circle", "period", period, "10.0")
         self.length = _positive("Circle", "duration", duration, "10.0")
 
@@ -271,9 +301,16 @@ class Sequence(AbstractReference):
     phases: tuple[AbstractReference, ...]
 
     def __init__(self, phases):
+        if isinstance(phases, (str, bytes)) or not hasattr(phases, "__iter__"):
+            raise ValueError(f"Sequence parameter `phases` = {phases!r} is invalid: not a list of phases. Fix: pass "
+                             "a list of references, e.g. [Hover((0, 0, 1), 5.0)].")
         phases = tuple(phases)
         if not phases:
             raise ValueError("Sequence parameter `phases` is empty. Fix: pass at least one phase.")
+        bad = [ph for ph in phases if not isinstance(ph, AbstractReference)]
+        if bad:
+            raise ValueError(f"Sequence parameter `phases` holds {bad[0]!r}, not a reference. Fix: pass "
+                             "AbstractReference instances (Hover, Transfer, FigureEight, Circle, ...).")
         self.phases = phases
 
     @property

@@ -42,7 +42,11 @@ _UNITS = {"position": "m", "velocity": "m/s", "attitude": "rad", "rate": "rad/s"
 
 def _std(value, owner: str, name: str) -> Array:
     """A ``(3,)`` per-axis standard deviation (a scalar is broadcast), checked finite and ``>= 0`` when concrete."""
-    x = as_float(value)
+    try:
+        x = as_float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner} parameter `{name}` = {value!r} is invalid: not a number. Fix: pass a scalar or "
+                         "3 per-axis values, e.g. 0.0.") from None
     if x.ndim == 0:
         x = jnp.full((3,), x)
     if x.shape != (3,):

@@ -118,6 +118,9 @@ def _damped_least_norm(A: Array, b: Array, damping: float) -> Array:
 
 
 def _check_limits(owner: str, name: str, limits) -> tuple[float, float]:
+    if np.shape(limits) != (2,):
+        raise ValueError(f"{owner} parameter `{name}` = {limits!r} must be a pair (lower, upper) [rad]. "
+                         "Fix: pass e.g. (0.0, 0.7).")
     lo, hi = (float(x) for x in limits)
     if not lo < hi:
         raise ValueError(f"{owner} parameter `{name}` = {(lo, hi)!r} is invalid: need lower < upper [rad]. Fix: pass "

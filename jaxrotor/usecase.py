@@ -157,8 +157,9 @@ def metrics_table(results: list[FlightResult], paper: dict | None = PAPER_TABLE_
 
 def _save_npz(path: Path, traj) -> None:
     keys = ["t", "p", "v", "R", "omega", "accel", "angular_accel", "u", "u_cmd", "rotor_speed", "wrench_requested",
-            "wrench_achieved", "saturated", "p_ref", "v_ref", "a_ref", "R_ref"]
-    np.savez_compressed(path, **{k: np.asarray(getattr(traj, k)) for k in keys}, diverged=np.asarray(traj.diverged))
+            "wrench_achieved", "saturated", "p_ref", "v_ref", "a_ref", "R_ref", "alpha", "beta"]
+    arrays = {k: np.asarray(getattr(traj, k)) for k in keys if getattr(traj, k, None) is not None}
+    np.savez_compressed(path, **arrays, diverged=np.asarray(traj.diverged))
 
 
 def fly_physics_layer(config: FlightConfig) -> dict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -18,8 +19,12 @@ import click
 @click.option("--physics/--no-physics", default=None,
               help="Also fly the physics layer (MuJoCo) and print its Table IV column "
                    "(default: on for the use case, off for a CONFIG).")
+@click.option("--animate", is_flag=True,
+              help="Also write flight.gif: the vehicle, its trajectory and the reference over time.")
+@click.option("--fps", type=click.FloatRange(min=1.0, max=100.0), default=25.0, show_default=True,
+              help="Frames per second of --animate.")
 def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32: bool, t1: float | None,
-             physics: bool | None) -> None:
+             physics: bool | None, animate: bool = False, fps: float = 25.0) -> None:
     """Fly CONFIG (a TOML file, see configs/); without CONFIG, the paper's hexarotor use case on both layers.
 
     Without CONFIG the use case is also flown on the physics layer (MuJoCo):
@@ -28,7 +33,8 @@ def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32
     (``jaxrotor validate CONFIG`` does the same for any configuration).
 
     Prints the metrics table and writes the figures (fig6_trajectory_3d.png,
-    fig7_errors.png, fig8_rotor_speeds.png), trajectory.npz and metrics.json.
+    fig7_errors.png, fig8_rotor_speeds.png), trajectory.npz and metrics.json; with --animate also
+    flight.gif (the vehicle's arms, rotors and spin axes, its trace and the reference, at --fps).
     Exits with status 1 if a flight diverged (its table column reads DIVERGED),
     2 for a configuration error.
     """
@@ -47,6 +53,13 @@ def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32
         sys.exit(2)
     physics = config is None if physics is None else physics
     metrics = usecase.run(conf, out_dir, progress=not no_progress, echo=click.echo, physics=physics)
+    if animate:
+        from ..io.animation import animate_trajectory_file
+
+        out = Path(out_dir) if out_dir is not None else Path("jaxrotor-out") / conf.name
+        gif = animate_trajectory_file(out / "trajectory.npz", conf.platform, out / "flight.gif", fps=fps,
+                                      title=str(metrics.get("label", conf.name)))
+        click.echo(f"wrote {gif}")
     if (metrics["diverged"] or (metrics.get("compare") or {}).get("diverged")
             or (metrics.get("physics") or {}).get("diverged")):
         click.echo("error: a flight diverged; its metrics are not meaningful.", err=True)

@@ -373,8 +373,9 @@ def _per_rotor(value, n: int, name: str) -> Array:
     if arr.ndim == 0:
         return jnp.full((n,), arr)
     if arr.shape != (n,):
+        shown = np.asarray(arr).tolist() if is_concrete(arr) else f"<traced {arr.shape}>"
         raise ValueError(
-            f"Platform parameter `{name}` has {arr.shape[0] if arr.ndim == 1 else arr.shape} entries but the "
+            f"Platform parameter `{name}` = {shown} has {arr.shape[0] if arr.ndim == 1 else arr.shape} entries but the "
             f"platform has {n} rotors. Fix: pass a scalar or exactly {n} values."
         )
     return arr
@@ -454,9 +455,22 @@ def star_platform(
     Returns:
         A validated :class:`Platform`.
     """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise _bad("n", n if isinstance(n, (int, float, np.number)) else str(n), "the rotor count must be an integer",
+                   "pass an int, e.g. n=6")
     n = int(n)
     if n < 1:
         raise ValueError(f"Platform parameter `n` = {n} is invalid: need at least one rotor. Fix: pass n >= 1.")
+    for pname, pval in (("arm_length", arm_length), ("mass", mass), ("gravity", gravity),
+                        ("body_radius", body_radius), ("body_height", body_height), ("hub_mass", hub_mass)):
+        if pval is not None and (isinstance(pval, (str, bytes, bool)) or np.ndim(pval) != 0
+                                 or not np.issubdtype(pval.dtype if hasattr(pval, "dtype") else np.asarray(pval).dtype,
+                                                      np.number)):
+            raise _bad(pname, str(pval) if isinstance(pval, (str, bytes)) else pval, "expected one number",
+                       f"pass a single float for `{pname}`")
+        if pname in ("body_radius", "body_height", "hub_mass") and pval is not None and is_concrete(pval) and not (
+                np.isfinite(float(pval)) and float(pval) >= 0):
+            raise _bad(pname, pval, "must be finite and >= 0", f"pass a non-negative `{pname}`")
     gamma_arr = _float([k * 2 * math.pi / n for k in range(n)]) if gamma is None else _per_rotor(gamma, n, "gamma")
     alpha_arr = _float(alpha)
     beta_arr = _float(beta)

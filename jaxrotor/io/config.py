@@ -55,6 +55,7 @@ Example (``configs/paper_realistic.toml``)::
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +112,13 @@ class FlightConfig:
     raw: dict = dataclasses.field(default_factory=dict)
 
     def with_t1(self, t1: float | None) -> "FlightConfig":
-        """The same configuration (and comparison) ending at ``t1`` [s] (``None``: the reference's end)."""
+        """The same configuration (and comparison) ending at ``t1`` [s] (``None``: the reference's end).
+
+        Raises:
+            ConfigError: ``t1`` is not a finite time after the flight's start."""
+        if t1 is not None and not (isinstance(t1, (int, float)) and math.isfinite(t1) and t1 > self.flight.t0):
+            raise ConfigError(f"{self.source}: t1 = {t1!r} is invalid: the end time must be finite and after t0 = "
+                              f"{self.flight.t0} s. Fix: pass a finite end time in s, e.g. --t1 5.0.")
         compare = None if self.compare is None else self.compare.with_t1(t1)
         return dataclasses.replace(self, flight=dataclasses.replace(self.flight, t1=t1), compare=compare)
 
@@ -156,8 +163,10 @@ def _tilting_allocator(t: Table, kind: str):
     try:
         if kind == "extended_variable":
             inf = float("inf")
-            alloc = ExtendedVariable(alpha_limits=tuple(t.vector("alpha_limits", 2, [-inf, inf], fix=fix_lim)),
-                                     beta_limits=tuple(t.vector("beta_limits", 2, [-inf, inf], fix=fix_lim)),
+            alloc = ExtendedVariable(alpha_limits=tuple(t.vector("alpha_limits", 2, [-inf, inf], fix=fix_lim,
+                                                                 allow_inf=True)),
+                                     beta_limits=tuple(t.vector("beta_limits", 2, [-inf, inf], fix=fix_lim,
+                                                                allow_inf=True)),
                                      margin=t.number("margin", 0.05, fix="a fraction in [0, 0.5), e.g. 0.05"))
         else:
             alloc = CantSelection(limits=tuple(t.vector("limits", 2, [0.08726646259971647, 0.6981317007977318], fix=fix_lim)),

@@ -163,6 +163,15 @@ class OptimizationConfig:
 
 
 _OWN_TABLES = ("optimize", "parameters", "objective") + robust_config.PROBLEM_TABLES
+#: Admissible ranges ``(low, high, why)`` of the float options above (checked at load).
+_TERM_RANGES: dict[tuple[str, str], tuple[float, float, str]] = {
+    ("tracking", "position"): (0.0, math.inf, "a weight must be >= 0 (the objective is a cost)"),
+    ("tracking", "orientation"): (0.0, math.inf, "a weight must be >= 0 (the objective is a cost)"),
+    ("saturation", "threshold"): (0.0, 0.999, "the threshold is a fraction of the rotor's range in [0, 1)"),
+    ("lateral_capability", "temperature"): (1e-12, math.inf, "a smoothing temperature must be > 0"),
+    ("rotor_loss_margin", "temperature"): (1e-12, math.inf, "a smoothing temperature must be > 0"),
+}
+
 _TERM_OPTIONS: dict[str, dict[str, tuple]] = {
     "tracking": {"metric": (str, "rmse"), "position": (float, 1.0), "orientation": (float, 0.0)},
     "effort": {},
@@ -196,6 +205,10 @@ def _parameters_from(t: Table, design):
         elif kind == "box":
             tf = Box(st.number("lower", -math.inf), st.number("upper", math.inf))
         else:
+            tf = None
+        if tf is not None and not float(tf.lower) < float(tf.upper):
+            raise st.fail("upper", float(tf.upper), f"must exceed lower = {float(tf.lower)}", "give lower < upper")
+        if tf is None:
             tf = TRANSFORMS[kind]()
         st.check_unknown()
         selection[path] = tf
@@ -223,6 +236,9 @@ def _objective_from(t: Table):
         for opt, (kind, default) in _TERM_OPTIONS[name].items():
             if kind is float:
                 kwargs[opt] = st.number(opt, default)
+                lo, hi, why = _TERM_RANGES.get((name, opt), (-math.inf, math.inf, ""))
+                if not lo <= kwargs[opt] <= hi:
+                    raise st.fail(opt, kwargs[opt], why, f"give a value in [{lo}, {hi}]")
             elif kind is int:
                 kwargs[opt] = st.integer(opt, default, minimum=1)
             else:

@@ -143,15 +143,24 @@ class Table:
         """``true`` or ``false``; ``default`` when absent."""
         return self.get(k, bool, default, "write true or false")
 
-    def vector(self, k: str, n: int | None = None, default: Any = MISSING, fix: str = ""):
-        """A list of ``n`` floats (or a single float, returned as is); ``default`` when absent."""
+    def vector(self, k: str, n: int | None = None, default: Any = MISSING, fix: str = "", allow_inf: bool = False):
+        """A list of ``n`` floats (or a single float, returned as is); ``default`` when absent.
+
+        NaN is always refused; ``inf`` only when ``allow_inf`` (e.g. an unbounded limit)."""
         v = self.get(k, (list, float), default, fix)
-        if v is default or isinstance(v, float):
+        if v is default:
+            return v
+        if isinstance(v, float):
+            if math.isnan(v) or (math.isinf(v) and not allow_inf):
+                raise self.fail(k, v, "must be a finite number", fix or "give a finite number")
             return v
         if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
             raise self.fail(k, v, "expected a list of numbers", fix or "write e.g. [1.0, 2.0, 3.0]")
         if n is not None and len(v) != n:
             raise self.fail(k, v, f"expected {n} numbers, got {len(v)}", fix or f"give exactly {n} numbers")
+        if any(math.isnan(x) or (math.isinf(x) and not allow_inf) for x in v):
+            raise self.fail(k, v, "every entry must be a finite number" + (" or +-inf" if allow_inf else ""),
+                            fix or "give finite numbers")
         return [float(x) for x in v]
 
     def choice(self, k: str, options, default: Any = MISSING) -> str:
