@@ -33,18 +33,23 @@ The fixed-step flight runs on the ``lax.scan`` loop of
 from its stored state in reverse mode); ``--loop diffeqsolve`` times the same flight
 through ``diffrax.diffeqsolve`` (its recursive-checkpoint adjoint), ``--no-checkpoint``
 stores every stage's intermediates instead of recomputing, ``--unroll`` writes the
-stages out (``Integrator(unroll=True)``).
+stages out (``Integrator(unroll=True)``). ``--compare`` instead times every entry of
+:data:`VARIANTS` (what reverse mode stores: each step recomputed, every stage stored,
+each save interval recomputed, a ``jax.checkpoint`` policy; stages in a scan or
+unrolled) in one process, interleaved, and writes ``benchmark_gradients_compare.json``.
 
 Run::
 
     python experiments/benchmark_gradients.py              # 45 s, 5 repeats, FD check
     python experiments/benchmark_gradients.py --quick      # 3 s horizon, 5 repeats, FD on 4 parameters (< 60 s)
     python experiments/benchmark_gradients.py --no-fd --loop diffeqsolve --setups ideal
+    python experiments/benchmark_gradients.py --compare    # every storage variant, 45 s, in one process
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform as _platform
 import sys
@@ -111,6 +116,55 @@ def bench(problem, repeats):
             "grad": np.asarray(ravel_pytree(g)[0]).tolist()}, fwd
 
 
+#: integrator settings compared by ``--compare`` (the fixed-step ``lax.scan`` loop): what reverse mode stores
+#: (``checkpoint``) and whether the stages are written out (``unroll``)
+VARIANTS = {
+    "step recomputed, stage scan": {"checkpoint": True, "unroll": False},
+    "stages stored, stage scan": {"checkpoint": False, "unroll": False},
+    "save interval recomputed": {"checkpoint": "interval", "unroll": False},
+    "step recomputed, dots saved": {"checkpoint": True, "unroll": False,
+                                    "checkpoint_policy": "dots_with_no_batch_dims_saveable"},
+    "step recomputed, unrolled": {"checkpoint": True, "unroll": True},
+    "stages stored, unrolled": {"checkpoint": False, "unroll": True},
+}
+
+
+def compare(kind, t1, repeats, names):
+    """Every variant of :data:`VARIANTS` on one set-up, in one process: compile each (CPU time of the first
+    call), then time forward and gradient in interleaved rounds (minimum over the rounds)."""
+    fwd = eqx.filter_jit(lambda p, th: p.loss(th)[0])
+    grad = eqx.filter_jit(eqx.filter_value_and_grad(lambda th, p: p.loss(th)[0]))
+    runs = {}
+    for name in names:
+        problem = make_problem(kind, t1, **VARIANTS[name])
+        theta = problem.init()
+        p0 = time.process_time()
+        jax.block_until_ready(fwd(problem, theta))
+        c_fwd = time.process_time() - p0
+        p0 = time.process_time()
+        value, g = grad(theta, problem)
+        jax.block_until_ready(g)
+        c_grad = time.process_time() - p0
+        runs[name] = {"problem": problem, "theta": theta, "compile_forward_cpu_s": c_fwd,
+                      "compile_gradient_cpu_s": c_grad, "loss": float(value), "grad": np.asarray(ravel_pytree(g)[0]),
+                      "forward_s": float("inf"), "gradient_s": float("inf")}
+    for _ in range(repeats):  # interleaved: a change of load hits every variant alike
+        for r in runs.values():
+            r["forward_s"] = min(r["forward_s"], _time(lambda r=r: fwd(r["problem"], r["theta"]), 1))
+            r["gradient_s"] = min(r["gradient_s"], _time(lambda r=r: grad(r["theta"], r["problem"]), 1))
+    base = runs[names[0]]
+    out = {}
+    for name, r in runs.items():
+        out[name] = {"settings": VARIANTS[name], "compile_forward_cpu_s": r["compile_forward_cpu_s"],
+                     "compile_gradient_cpu_s": r["compile_gradient_cpu_s"], "forward_s": r["forward_s"],
+                     "gradient_s": r["gradient_s"], "ratio": r["gradient_s"] / r["forward_s"],
+                     "ratio_to_default_forward": r["gradient_s"] / base["forward_s"],
+                     "loss_difference": abs(r["loss"] - base["loss"]),
+                     "grad_relative_difference": float(np.max(np.abs(r["grad"] - base["grad"]))
+                                                       / np.max(np.abs(base["grad"])))}
+    return out
+
+
 def fd_check(problem, fwd, grad_vec, columns):
     theta = problem.init()
     vec0, unravel = ravel_pytree(theta)
@@ -137,6 +191,10 @@ def main(argv=None) -> int:
                     help="lax.scan loop: store every stage's intermediates instead of recomputing each step")
     ap.add_argument("--unroll", action="store_true",
                     help="lax.scan loop: write the Runge-Kutta stages out instead of looping over them")
+    ap.add_argument("--compare", action="store_true",
+                    help="time every reverse-mode storage variant (VARIANTS) in this process, then exit")
+    ap.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=None, metavar="NAME",
+                    help="with --compare: only these variants (the first is the reference); default all")
     ap.add_argument("--setups", nargs="+", choices=("ideal", "realistic"), default=["ideal", "realistic"])
     ap.add_argument("--out", default=None,
                     help="write benchmark_gradients.json here (default jaxrotor-out/benchmark_gradients[_quick])")
@@ -149,6 +207,22 @@ def main(argv=None) -> int:
           f"{os.cpu_count()} CPU cores), float64")
     print(f"flight: paper use case, {'3' if args.quick else '45'} s, fixed-step Tsit5 dt = 0.01 s; "
           "20 parameters (18 gains + alpha_0 + beta_0)")
+    if args.compare:
+        names = args.variants or list(VARIANTS)
+        record = {"quick": args.quick, "horizon_s": t1 if t1 is not None else 45.0, "repeats": repeats}
+        print(f"{'set-up':<10} {'variant':<30} {'compile fwd':>11} {'grad (CPU)':>10} {'forward':>9} "
+              f"{'gradient':>9} {'ratio':>6} {'/ default fwd':>13} {'grad diff':>9}")
+        for kind in args.setups:
+            rows = compare(kind, t1, repeats, names)
+            record[kind] = rows
+            for name, r in rows.items():
+                print(f"{kind:<10} {name:<30} {r['compile_forward_cpu_s']:>10.1f}s {r['compile_gradient_cpu_s']:>9.1f}s "
+                      f"{r['forward_s'] * 1e3:>7.1f}ms {r['gradient_s'] * 1e3:>7.1f}ms {r['ratio']:>5.2f}x "
+                      f"{r['ratio_to_default_forward']:>12.2f}x {r['grad_relative_difference']:>9.1e}")
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "benchmark_gradients_compare.json").write_text(json.dumps(record, indent=1))
+        print(f"outputs written to {out}")
+        return 0
     results, problems = {}, {}
     print(f"{'set-up':<10} {'compile fwd':>12} {'compile grad':>13} {'(cpu fwd':>9} {'grad)':>7} {'forward':>10} "
           f"{'gradient':>10} {'ratio':>7}")

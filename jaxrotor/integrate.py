@@ -117,9 +117,19 @@ class Integrator(eqx.Module):
             (:func:`integrate_fixed_step`, the default: 1.5-2x faster under ``vmap``);
             ``False`` runs ``diffrax.diffeqsolve`` with ``StepTo`` (the same steps, the same
             numbers to rounding).
-        checkpoint: fixed step with ``scan`` only: reverse mode recomputes each step from the
-            stored state before it (``jax.checkpoint``; memory per step = one state) instead
-            of storing every stage's intermediates.
+        checkpoint: fixed step with ``scan`` only: what reverse mode stores. ``True`` (or
+            ``"step"``): it recomputes each step from the stored state before it
+            (``jax.checkpoint`` around one step; memory per step = one state); ``"interval"``:
+            it stores one state per save time and recomputes the steps between two saves
+            (``jax.checkpoint`` around one save interval; the same work as ``"step"`` when every
+            save interval is one step, measured 5-18 % cheaper in reverse mode on the 45 s use
+            case; the backward pass holds every step's residuals of one interval at a time, so
+            a solve that saves only ``t1`` stores as much as ``False``); ``False``: every stage's
+            intermediates are stored
+            (no recomputation; memory per step = the stages' residuals).
+        checkpoint_policy: with ``checkpoint``: the name of a ``jax.checkpoint_policies``
+            policy (e.g. ``"dots_with_no_batch_dims_saveable"``) saying which intermediates
+            are kept rather than recomputed; ``None`` (default) recomputes everything.
         unroll: fixed step with ``scan`` and an explicit Runge-Kutta solver only: ``True``
             writes the stages out as straight-line code (the fastest run: measured as fast as a
             hand-written RK4 loop under ``vmap``; the vector field is compiled once per stage,
@@ -135,8 +145,9 @@ class Integrator(eqx.Module):
     atol: float | None = eqx.field(static=True, default=None)
     max_steps: int = eqx.field(static=True, default=200_000)
     scan: bool = eqx.field(static=True, default=True)
-    checkpoint: bool = eqx.field(static=True, default=True)
+    checkpoint: bool | str = eqx.field(static=True, default=True)
     unroll: bool = eqx.field(static=True, default=False)
+    checkpoint_policy: str | None = eqx.field(static=True, default=None)
 
     def __check_init__(self):
         if not (self.dt > 0):
@@ -146,6 +157,14 @@ class Integrator(eqx.Module):
                 f"Integrator parameters `rtol` = {self.rtol!r}, `atol` = {self.atol!r} are invalid: tolerances must be "
                 "> 0. Fix: pass e.g. rtol=1e-8, atol=1e-10."
             )
+        if self.checkpoint not in (True, False, "step", "interval"):
+            raise ValueError(f"Integrator parameter `checkpoint` = {self.checkpoint!r} is invalid. Fix: pass True "
+                             "(or 'step'), 'interval' or False.")
+        if self.checkpoint_policy is not None and not callable(
+                getattr(jax.checkpoint_policies, str(self.checkpoint_policy), None)):
+            raise ValueError(f"Integrator parameter `checkpoint_policy` = {self.checkpoint_policy!r} is not a policy "
+                             "in jax.checkpoint_policies. Fix: pass None or a name such as "
+                             "'dots_with_no_batch_dims_saveable'.")
         if not (self.max_steps >= 1):
             raise ValueError(f"Integrator parameter `max_steps` = {self.max_steps!r} is invalid. Fix: pass a positive int.")
 
@@ -397,8 +416,11 @@ def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
       through its own ``step``.
     * Everything not carried (the vector field's arguments) is a loop constant.
     * ``integrator.checkpoint``: reverse mode stores the state before every step and
-      recomputes the step (``jax.checkpoint``), memory ``O(steps x state)``; otherwise
-      every stage's intermediates are stored.
+      recomputes the step (``jax.checkpoint``), memory ``O(steps x state)``; with
+      ``"interval"`` it stores the state at every save time and recomputes the steps of
+      one save interval at a time; with ``False`` every stage's intermediates are stored.
+      ``integrator.checkpoint_policy`` names a ``jax.checkpoint_policies`` policy for the
+      recomputation.
 
     Args and returns: as :func:`integrate` (``integrator`` default: fixed-step Tsit5,
     ``dt = 1e-3``); a ``diffrax.Solution`` whose ``stats`` count the steps and whose
@@ -436,8 +458,10 @@ def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
             y1, _, dense, state1, res = solver.step(term, ta, tb, y, args, state, False)
             return y1, dense, state1, res
 
-    if integrator.checkpoint:
-        one_step = jax.checkpoint(one_step, prevent_cse=False)
+    policy = None if integrator.checkpoint_policy is None else getattr(jax.checkpoint_policies,
+                                                                         integrator.checkpoint_policy)
+    if integrator.checkpoint in (True, "step"):
+        one_step = jax.checkpoint(one_step, prevent_cse=False, policy=policy)
 
     def inner(carry, x):
         y, state, _, _, res = carry
@@ -458,14 +482,21 @@ def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
         return (y1, state1, dense1 if interp else None, (ta, tb) if interp else None,
                 diffrax.RESULTS.where(res == ok, r, res)), None
 
-    def outer(carry, x):
-        starts, ends, active, exact, t_save = x
+    def interval(carry, starts, ends, active):
         # the first `regular` slots are real steps in every interval (no branch); the rest are taken only where
         # active (a save interval holding one step more, e.g. the two-ulp step across a bracketed jump)
         if regular:
             carry, _ = jax.lax.scan(inner_regular, carry, (starts[:regular], ends[:regular], active[:regular]))
         if regular < length:
             carry, _ = jax.lax.scan(inner, carry, (starts[regular:], ends[regular:], active[regular:]))
+        return carry
+
+    if integrator.checkpoint == "interval":
+        interval = jax.checkpoint(interval, prevent_cse=False, policy=policy)
+
+    def outer(carry, x):
+        starts, ends, active, exact, t_save = x
+        carry = interval(carry, starts, ends, active)
         y, _, dense, span, _ = carry
         if interp:
             def interpolate(_):

@@ -99,3 +99,32 @@ def test_fly_fixed_step_equals_diffeqsolve():
         scale = max(1.0, float(np.max(np.abs(y))))
         assert float(np.max(np.abs(x - y))) <= 1e-12 * scale, name
     np.testing.assert_array_equal(np.asarray(a.saturated), np.asarray(b.saturated))
+
+
+def test_reverse_mode_storage_variants_agree():
+    """What reverse mode stores changes its cost, never its value: recomputing whole save intervals (2-3 steps,
+    saves inside steps, a jump) and recomputing steps under a policy give the gradient of
+    the per-step recomputation."""
+    def field(t, y, args):
+        return jnp.stack([y[1], -args * jnp.sin(y[0]) + jnp.where(t < 0.37, 1.0, -2.0)])
+
+    ts = np.linspace(0.0, 1.0, 9)
+
+    def loss(k, settings):
+        sol = integrate(field, jnp.asarray([0.3, 0.0]), 0.0, 1.0, args=k, ts=ts, jump_ts=(0.37,),
+                        integrator=Integrator(adaptive=False, dt=0.05, **dict(settings)))
+        return jnp.sum(sol.ys[:, 0] ** 2 + sol.ys[:, 1])
+
+    grad = jax.jit(jax.grad(loss), static_argnums=1)
+    g_step = float(grad(4.0, ()))
+    assert abs(g_step) > 1e-3
+    for settings in ((("checkpoint", "interval"),),
+                     (("checkpoint_policy", "dots_with_no_batch_dims_saveable"),)):
+        assert float(grad(4.0, settings)) == pytest.approx(g_step, rel=1e-12), settings
+
+
+def test_bad_checkpoint_settings_are_refused():
+    with pytest.raises(ValueError, match="`checkpoint` = 'everywhere'"):
+        Integrator(adaptive=False, checkpoint="everywhere")
+    with pytest.raises(ValueError, match="`checkpoint_policy` = 'save_it_all'.*jax.checkpoint_policies"):
+        Integrator(adaptive=False, checkpoint_policy="save_it_all")
