@@ -12,6 +12,12 @@ of :mod:`jaxrotor.physics.mjcf`. The loop, at a fixed control period
         tilt targets from the servo model (position servos on the tilt hinges)
     --> mj_step x k
 
+On a tilting platform the flight computer sees the engine's hinge angles as ``state.alpha`` /
+``state.beta`` (an encoder reading; a tilt-deciding allocator allocates the speeds at them),
+the servo model's own state sets the hinge targets, each target carries a load feed-forward
+(:func:`_hinge_load`: the position servos do not sag under their motors' weight), and the
+recorded ``trajectory.alpha`` / ``beta`` are the hinge angles.
+
 A flight with ``sensors`` and ``wind`` is flown as :func:`jaxrotor.discrete.fly_discrete`
 flies it: the per-tick sensor errors and gusts are drawn once from ``flight.key`` by
 :func:`jaxrotor.discrete.flight_noise` (the same draws for the same key), the controller
@@ -166,13 +172,35 @@ def _apply_at_com(data: mujoco.MjData, body: int, offset_b: np.ndarray, f: np.nd
     data.xfrc_applied[body, 5] = r[0] * f[1] - r[1] * f[0]
 
 
+def _hinge_angles(platform: Platform, pm: PhysicsModel, data: mujoco.MjData, alpha, beta):
+    """The tilt angles the engine's hinges have now, in the shape of ``platform.alpha`` / ``beta`` [rad].
+
+    For each tilting angle set the hinge positions ``q_i`` (``pm.tilt_qpos``) are the per-rotor
+    angles; an interdependent (scalar) angle is recovered as ``mean_i(sign_i q_i)`` (``sign_i`` the
+    platform's ``alpha_sign`` / ``beta_sign``, ``+-1``), the inverse of
+    :func:`~jaxrotor.design.platform.per_rotor_angles`. Angle sets without hinges keep the given
+    ``alpha``, ``beta`` (the platform's fixed values).
+    """
+    out = {"alpha": np.asarray(alpha, dtype=float), "beta": np.asarray(beta, dtype=float)}
+    for key, adr in pm.tilt_qpos.items():
+        q = np.asarray(data.qpos[adr], dtype=float)
+        if np.ndim(getattr(platform, key)) == 0:
+            sign = np.asarray(getattr(platform, f"{key}_sign"), dtype=float)
+            q = np.atleast_1d(np.mean(sign * q))
+        out[key] = q.reshape(out[key].shape)
+    return out["alpha"], out["beta"]
+
+
 def control_step(platform_ctrl, platform_geom, controller, flight, alloc_data, settings, pm: PhysicsModel,
                  in_layout, unravel_int, t, x):
     """One control period of the physics layer as a pure JAX function of ``(t, x)``.
 
     ``x`` (layout ``in_layout``: ``p`` [m], ``quat`` ``(w, x, y, z)``, ``v`` [m/s] world, ``omega``
-    [rad/s] body, the motor model's ``motor`` speeds [rad/s], the servo states ``alpha``, ``beta``
-    [rad], the controller's flattened ``integral``, and with ``flight.sensors`` the ``(4, 3)``
+    [rad/s] body, the motor model's ``motor`` speeds [rad/s], the servo model's states ``alpha``,
+    ``beta`` [rad], the engine's hinge angles ``alpha_hinge``, ``beta_hinge`` [rad] (what the
+    flight computer sees as ``state.alpha``, ``state.beta``: on a tilting platform the allocator
+    allocates the speeds at the angles the hinges have; without these slices the servo model's
+    states), the controller's flattened ``integral``, and with ``flight.sensors`` the ``(4, 3)``
     sensor ``error`` of this tick applied by :func:`jaxrotor.sensors.measure`) goes through
     :func:`jaxrotor.flight.flight_computer` with ``platform_ctrl``; the controller's integral
     is advanced by forward Euler over ``settings.control_period``; the motor model
@@ -192,8 +220,12 @@ def control_step(platform_ctrl, platform_geom, controller, flight, alloc_data, s
     beta = x[in_layout["beta"]].reshape(platform_geom.beta.shape)
     from ..dynamics import VehicleState
 
+    # the flight computer sees the angles the hinges have (an encoder reading); the servo model's own
+    # state (alpha, beta) sets the hinge targets; a layout without hinge slices (the MJX loop) passes the latter
+    seen = {key: x[in_layout[f"{key}_hinge"]].reshape(getattr(platform_geom, key).shape)
+            if f"{key}_hinge" in in_layout.slices else val for key, val in (("alpha", alpha), ("beta", beta))}
     state = VehicleState(p=x[in_layout["p"]], v=x[in_layout["v"]], R=so3.quat_to_rot(q), omega=x[in_layout["omega"]],
-                         rotor_speed=x[in_layout["motor"]], alpha=alpha, beta=beta)
+                         rotor_speed=x[in_layout["motor"]], alpha=seen["alpha"], beta=seen["beta"])
     if flight.sensors is not None:  # the controller sees the measured state (kinematics already delayed)
         if "error" not in in_layout.slices:
             raise ValueError("control_step: the flight has `sensors` but the input layout has no `error` slice "
@@ -235,6 +267,16 @@ def control_step(platform_ctrl, platform_geom, controller, flight, alloc_data, s
            ref.R.ravel(), w_now,
            jnp.zeros(3, dtype) if flight.disturbance is None else flight.disturbance(t)]
     return jnp.concatenate([jnp.ravel(o).astype(dtype) for o in out])
+
+
+def _hinge_load(data: mujoco.MjData, ctrl: slice, dof: np.ndarray) -> np.ndarray:
+    """``(n,)`` torque [N m] the tilt servos of one angle set must add to hold their hinges: the bias force
+    (gravity, Coriolis and centrifugal terms) on the hinge dofs minus what the other actuators apply there,
+    from the engine's last evaluation (``qfrc_bias``, ``qfrc_actuator`` less the servos' own
+    ``actuator_force``). The loop adds ``load / k_p`` to each servo target (a load feed-forward, as a
+    hobby or industrial servo's current loop does), so a position servo of finite stiffness ``k_p`` does
+    not sag under the weight of its motor and propeller."""
+    return data.qfrc_bias[dof] - (data.qfrc_actuator[dof] - data.actuator_force[ctrl])
 
 
 _STEP_CACHE: dict = {}
@@ -355,7 +397,8 @@ def fly_physics(platform: Platform, controller: AbstractController, flight: Flig
     flat_int0, unravel_int = ravel_pytree(int0)
     a_size, b_size = int(np.size(platform.alpha)), int(np.size(platform.beta))
     in_layout = FlatLayout([("p", 3), ("quat", 4), ("v", 3), ("omega", 3), ("motor", n), ("alpha", a_size),
-                         ("beta", b_size), ("integral", flat_int0.size), ("error", 12 if sensors is not None else 0)])
+                            ("beta", b_size), ("alpha_hinge", a_size), ("beta_hinge", b_size),
+                            ("integral", flat_int0.size), ("error", 12 if sensors is not None else 0)])
     nu = pm.model.nu
     out_layout = FlatLayout([("ctrl", k * nu), ("motor", n), ("alpha", a_size), ("beta", b_size),
                           ("integral", flat_int0.size), ("u", n), ("u_cmd", n), ("req", 6), ("ach", 6), ("sat", n),
@@ -410,6 +453,10 @@ def fly_physics(platform: Platform, controller: AbstractController, flight: Flig
     x[in_layout["beta"]] = np.ravel(s0.beta)
     x[in_layout["integral"]] = np.asarray(flat_int0, dtype=float)
     spin_adr = pm.spin_qvel
+    # load feed-forward of the tilt servos (_hinge_load): per tilting angle set, the control slice, the hinge
+    # dofs and the servo stiffness k_p [N m/rad]
+    servo_ff = [(pm.ctrl_tilt[key], pm.tilt_qvel[key], np.array(m.actuator_gainprm[pm.ctrl_tilt[key], 0]))
+                for key in pm.ctrl_tilt]
     lim = flight.limits
     diverged = False
     last = 0
@@ -428,6 +475,8 @@ def fly_physics(platform: Platform, controller: AbstractController, flight: Flig
             x[0:13] = seen[0]
         if sensors is not None:
             x[in_layout["error"]] = errors[tick].ravel()
+        hinge_a, hinge_b = _hinge_angles(platform, pm, d, x[in_layout["alpha"]], x[in_layout["beta"]])
+        x[in_layout["alpha_hinge"]], x[in_layout["beta_hinge"]] = hinge_a, hinge_b
         tc = time.perf_counter()
         y = np.asarray(compiled(t, x))
         control_time += time.perf_counter() - tc
@@ -447,7 +496,7 @@ def fly_physics(platform: Platform, controller: AbstractController, flight: Flig
             rec["p"][j], rec["v"][j], rec["quat"][j], rec["omega"][j] = p, v, d.qpos[3:7], w_b
             rec["accel"][j], rec["angular_accel"][j] = d.qacc[0:3], d.qacc[3:6]
             rec["rotor_speed"][j] = np.abs(d.qvel[spin_adr]) if pm.options.spin else y[out_layout["motor_now"]]
-            rec["alpha"][j], rec["beta"][j] = x[in_layout["alpha"]], x[in_layout["beta"]]
+            rec["alpha"][j], rec["beta"][j] = hinge_a, hinge_b
             rec["integral"][j] = x[in_layout["integral"]]
             rec["contact"][j] = contact_force(m, d)
             for name in ("u", "u_cmd", "req", "ach", "sat", "p_ref", "v_ref", "a_ref", "R_ref"):
@@ -466,11 +515,15 @@ def fly_physics(platform: Platform, controller: AbstractController, flight: Flig
             _apply_at_com(d, frame_id, com_offset_b, f_held)
             for row in ctrl:
                 d.ctrl[:] = row
+                for sl, dof, kp in servo_ff:
+                    d.ctrl[sl] = row[sl] + _hinge_load(d, sl, dof) / kp
                 mujoco.mj_step(m, d)
         else:
             air = air_mean + gusts[tick]
             for row in ctrl:
                 d.ctrl[:] = row
+                for sl, dof, kp in servo_ff:
+                    d.ctrl[sl] = row[sl] + _hinge_load(d, sl, dof) / kp
                 f = f_held + drag_force(d.qvel[0:3] - air, c_lin, c_quad, norm=np.linalg.norm)
                 _apply_at_com(d, frame_id, com_offset_b, f)
                 mujoco.mj_step(m, d)

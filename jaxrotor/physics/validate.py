@@ -32,6 +32,7 @@ __all__ = [
     "delta_omega",
     "physics_settings",
     "table_iv",
+    "tilt_comparison",
     "validate",
 ]
 
@@ -111,6 +112,29 @@ def delta_omega(analytic, physics, jump_times=(), after: float = STEADY_AFTER_JU
     st = dw[steady]
     steady_max = float(np.max(np.abs(np.where(np.isfinite(st), st, np.inf)))) if st.size else 0.0
     return dw, whole, steady_max
+
+
+def tilt_comparison(platform, analytic, physics) -> dict:
+    """The tilt histories of both layers, per tilting angle set of ``platform`` (empty for a fixed-tilt one).
+
+    For each key in ``platform.tilting`` (``"alpha"``, ``"beta"``): the smallest and largest angle
+    [rad] and the largest rate ``max |d angle / dt|`` [rad/s] (finite differences over the save
+    times) on the analytic layer (servo-model state) and the physics layer (the engine's hinge
+    angles), and ``max_abs_difference`` ``max_t,i |angle_p - angle_a|`` [rad] on the common save times.
+    """
+    t = np.asarray(analytic.t)
+    out = {}
+    for key in platform.tilting:
+        a = np.asarray(getattr(analytic, key)).reshape(len(t), -1)
+        p = np.asarray(getattr(physics, key)).reshape(len(t), -1)
+
+        def rate(x):
+            return float(np.max(np.abs(np.diff(x, axis=0)) / np.diff(t)[:, None])) if len(t) > 1 else 0.0
+
+        out[key] = {"min_analytic": float(a.min()), "max_analytic": float(a.max()), "min_physics": float(p.min()),
+                    "max_physics": float(p.max()), "rate_max_analytic": rate(a), "rate_max_physics": rate(p),
+                    "max_abs_difference": float(np.max(np.abs(p - a)))}
+    return out
 
 
 def plot_delta_omega(t, dw, path, title: str = "Fig. 8: Δω = ω^p − ω^a", band: float = 2.0, jump_times=()):
@@ -194,9 +218,11 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
 
     Writes into ``out_dir`` (default ``./jaxrotor-out/<name>-validation/``):
     ``validation.json`` (:data:`VALIDATION_KEYS` plus ``metrics_analytic``, ``metrics_physics``,
-    ``paper_table_iv``, ``settings``), ``fig6_trajectory_3d.png`` and ``fig7_errors.png`` with
+    ``paper_table_iv``, ``settings``, ``max_position_difference`` ``max_t |p_p - p_a|`` [m] and
+    ``tilt``, :func:`tilt_comparison`: empty for a fixed-tilt platform), ``fig6_trajectory_3d.png`` and ``fig7_errors.png`` with
     both layers overlaid, ``fig8_rotor_speeds.png`` (rotor speeds of both layers),
-    ``fig8_delta_omega.png`` (:func:`plot_delta_omega`), ``trajectory_physics.npz``.
+    ``fig8_delta_omega.png`` (:func:`plot_delta_omega`), ``trajectory_physics.npz`` (with the hinge
+    angles ``alpha``, ``beta``).
 
     Args:
         config: any flight configuration (its ``compare`` flight is ignored).
@@ -233,6 +259,9 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
         "wall_time_physics_s": phys.wall_time_s,
         "physics_build_and_compile_s": time.perf_counter() - t0 - phys.wall_time_s,
         "max_contact_force_N": float(np.max(np.linalg.norm(np.asarray(phys.contact_force), axis=1))),
+        "max_position_difference": float(np.max(np.linalg.norm(np.asarray(phys.trajectory.p)
+                                                               - np.asarray(analytic.trajectory.p), axis=1))),
+        "tilt": tilt_comparison(config.platform, analytic.trajectory, phys.trajectory),
         "diverged": bool(m_ana["diverged"]) or bool(m_phys["diverged"]),
         "diverged_analytic": bool(m_ana["diverged"]),
         "diverged_physics": bool(m_phys["diverged"]),
@@ -248,7 +277,8 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
     np.savez_compressed(out / "trajectory_physics.npz", t=np.asarray(phys.trajectory.t),
                         p=np.asarray(phys.trajectory.p), R=np.asarray(phys.trajectory.R),
                         rotor_speed=np.asarray(phys.trajectory.rotor_speed), u=np.asarray(phys.trajectory.u),
-                        contact_force=np.asarray(phys.contact_force), delta_omega=dw)
+                        contact_force=np.asarray(phys.contact_force), delta_omega=dw,
+                        alpha=np.asarray(phys.trajectory.alpha), beta=np.asarray(phys.trajectory.beta))
     if figures:
         from ..io import plotting
 
@@ -263,6 +293,11 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
     echo(table_iv(m_ana, m_phys, paper))
     echo(f"max |Δω| = {dw_max:.3f} rad/s (whole flight), {dw_steady:.3f} rad/s (outside {STEADY_AFTER_JUMP_S:g} s "
          "after each reference jump)")
+    for key, row in result["tilt"].items():
+        echo(f"tilt {key}: analytic [{row['min_analytic']:.4f}, {row['max_analytic']:.4f}] rad, physics hinges "
+             f"[{row['min_physics']:.4f}, {row['max_physics']:.4f}] rad, max |Δ{key}| = {row['max_abs_difference']:.3e} "
+             f"rad, max rate {row['rate_max_analytic']:.3f} / {row['rate_max_physics']:.3f} rad/s")
+    echo(f"max |p^p - p^a| = {result['max_position_difference']:.3e} m")
     echo(f"physics model: m = {pm.mass:.4f} kg, J = diag({', '.join(f'{v:.5f}' for v in np.diag(pm.inertia))}) kg m^2")
     echo(f"wall time: analytic {analytic.wall_time_s:.2f} s, physics {phys.wall_time_s:.2f} s")
     if result["diverged"]:
