@@ -105,18 +105,21 @@ def _same_run(ref: Path, resumed: Path) -> None:
     ("optimize", "optimize_tilt.toml", signal.SIGINT),
 ])
 def test_optimisation_resumes_exactly(tmp_path, env, command, src, sig):
-    conf = _tiny(src, tmp_path / "tiny.toml", [("[flight]\n", "[flight]\nt1 = 1.0\n"), ("dt = 0.01 ", "dt = 0.02 ")])
-    n = 60
+    # long enough per iteration (an 8 s flight) and in all (200 iterations) that a warm-cache run on a quiet
+    # machine is still running when the signal comes
+    conf = _tiny(src, tmp_path / "tiny.toml", [("[flight]\n", "[flight]\nt1 = 8.0\n"), ("dt = 0.01 ", "dt = 0.02 ")])
+    n = 200
     ref, out = tmp_path / "ref", tmp_path / "out"
     _run([command, str(conf), "--out", str(ref), "--iterations", str(n), "--no-progress"], env)
-    assert _rows(ref / "history.csv") == n
+    n_ref = _rows(ref / "history.csv")  # n, or fewer when the run stops early (patience, step size): deterministic
+    assert 20 <= n_ref <= n
     code = _interrupt([command, str(conf), "--out", str(out), "--iterations", str(n), "--no-progress"], env,
                       ready=lambda: _rows(out / "history.csv") >= 3, sig=sig)
     if sig == signal.SIGKILL:
         assert code == -signal.SIGKILL
         assert not (out / "result.json").exists()
     done = _rows(out / "history.csv")
-    assert 3 <= done < n
+    assert 3 <= done < n_ref
     res = _run([command, str(conf), "--out", str(out), "--iterations", str(n), "--no-progress"], env)
     assert "resumed at iteration" in res.stdout and "from the checkpoint" in res.stdout
     _same_run(ref, out)
@@ -124,7 +127,7 @@ def test_optimisation_resumes_exactly(tmp_path, env, command, src, sig):
 
 def test_sweep_resumes_exactly(tmp_path, env):
     conf = _tiny("sweep_tilt.toml", tmp_path / "tiny.toml", [
-        ("[flight]\n", "[flight]\nt1 = 1.5\n"), ("chunk = 100 ", "chunk = 2 "),
+        ("[flight]\n", "[flight]\nt1 = 12.0\n"), ("chunk = 100 ", "chunk = 2 "),
         ("points = 20\n", "points = 4\n"), ("points = 20\n", "points = 5\n")])
     ref, out = tmp_path / "ref", tmp_path / "out"
     _run(["sweep", str(conf), "--out", str(ref), "--no-progress"], env)

@@ -225,7 +225,7 @@ def test_platform_from_table_preset_and_parameters():
         (dict(PAPER_TABLE, tilting="alpha"), r"key `tilting` = 'alpha' is invalid"),
         ({k: v for k, v in PAPER_TABLE.items() if k != "inertia"}, r"neither `inertia` nor `hub_mass`\. Fix"),
         (dict(PAPER_TABLE, alpha=2.0), r"cfg.toml: \[platform\]: Platform parameter `alpha`.*Fix"),
-        (dict(PAPER_TABLE, c_f=[1e-5, 1e-5]), r"cfg.toml: \[platform\]: Platform parameter `c_f` has 2 entries"),
+        (dict(PAPER_TABLE, c_f=[1e-5, 1e-5]), r"cfg.toml: \[platform\]: Platform parameter `c_f` = \[1e-05, 1e-05\] has 2 entries"),
     ],
 )
 def test_platform_from_table_errors(table, pattern):
