@@ -55,7 +55,10 @@ def _interrupt(args, env, ready, sig, timeout=240) -> int:
     """Start ``jaxrotor args``, wait until ``ready()`` (progress on disk), send ``sig``; returns the exit code.
 
     Fails if the run finished before it could be interrupted (then the run is too short for this test)."""
-    proc = subprocess.Popen(JAXROTOR + args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # a background job of a non-interactive shell (CI) inherits SIGINT as ignored: restore the default so the
+    # child installs Python's KeyboardInterrupt handler, as in a terminal
+    proc = subprocess.Popen(JAXROTOR + args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     t0 = time.monotonic()
     try:
         while not ready():
