@@ -1,8 +1,9 @@
-"""``jaxrotor validate [CONFIG] [--out DIR]``: fly a configuration on both layers and compare them."""
+"""``jaxrotor validate [CONFIG] [--out DIR] [--animate]``: fly a configuration on both layers and compare them."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -16,14 +17,21 @@ import click
 @click.option("--control-period", type=click.FloatRange(min=0.0, min_open=True), default=0.001, show_default=True,
               help="Controller period on the physics layer [s] (a multiple of the 1 ms physics step).")
 @click.option("--no-figures", is_flag=True, help="Skip the figures.")
+@click.option("--animate", is_flag=True,
+              help="Also write flight_physics.gif and flight.gif: the vehicle, its trajectory and the reference over "
+                   "time on the physics and the analytic layer.")
+@click.option("--fps", type=click.FloatRange(min=1.0, max=100.0), default=25.0, show_default=True,
+              help="Frames per second of --animate.")
 def validate(config: str | None, out_dir: str | None, t1: float | None, control_period: float,
-             no_figures: bool) -> None:
+             no_figures: bool, animate: bool = False, fps: float = 25.0) -> None:
     """Fly CONFIG (default: the paper's use case) on the analytic and the physics (MuJoCo) layer.
 
     Prints Table IV with the paper's columns (a, p, p - a) beside jaxrotor's, and
     writes validation.json, fig6_trajectory_3d.png and fig7_errors.png (both layers
-    overlaid) and fig8_delta_omega.png. Exits 1 if a flight diverged, 2 for a
-    configuration error.
+    overlaid) and fig8_delta_omega.png. With --animate also flight_physics.gif
+    (the physics layer's trajectory_physics.npz) and flight.gif (the analytic
+    layer's flight, saved as trajectory.npz), each with the reference path, at --fps.
+    Exits 1 if a flight diverged, 2 for a configuration error.
     """
     import jax
 
@@ -41,9 +49,33 @@ def validate(config: str | None, out_dir: str | None, t1: float | None, control_
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
     result = pv.validate(conf, out_dir, settings=settings, echo=click.echo, figures=not no_figures)
+    if animate:
+        out = Path(out_dir) if out_dir is not None else Path("jaxrotor-out") / f"{conf.name}-validation"
+        _animate_layers(conf, out, fps, str(result.get("label", conf.name)))
     if result["diverged"]:
         click.echo("error: a flight diverged; its metrics are not meaningful.", err=True)
         sys.exit(1)
+
+
+def _animate_layers(conf, out: Path, fps: float, label: str) -> None:
+    """Write ``out/flight_physics.gif`` from ``out/trajectory_physics.npz`` and ``out/flight.gif`` from the analytic
+    flight, saved as ``out/trajectory.npz`` (the format ``jaxrotor simulate`` writes; flown again, which reuses the
+    validation's compiled flight), at ``fps`` [1/s], both with the reference path of ``conf.flight.reference``.
+    A flight with no finite sample is reported, not animated."""
+    from .. import usecase
+    from ..flight import fly
+    from ..io.animation import animate_trajectory_file
+
+    usecase._save_npz(out / "trajectory.npz", fly(conf.platform, conf.controller, conf.flight))
+    for npz, gif, layer in (("trajectory_physics.npz", "flight_physics.gif", "physics layer (MuJoCo)"),
+                            ("trajectory.npz", "flight.gif", "analytic layer")):
+        try:
+            path = animate_trajectory_file(out / npz, conf.platform, out / gif, fps=fps,
+                                           title=f"{label}: {layer}", reference=conf.flight.reference)
+        except ValueError as err:
+            click.echo(f"error: no animation of the {layer}: {err}", err=True)
+            continue
+        click.echo(f"wrote {path}")
 
 
 COMMANDS = [validate]
