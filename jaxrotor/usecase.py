@@ -155,7 +155,15 @@ def metrics_table(results: list[FlightResult], paper: dict | None = PAPER_TABLE_
     return "\n".join(lines)
 
 
-def _save_npz(path: Path, traj) -> None:
+def save_trajectory(path: Path, traj) -> None:
+    """Write a :class:`~jaxrotor.trajectory.Trajectory` to ``path`` (``.npz``, compressed).
+
+    One array per saved field (``t`` [s], ``p``/``v`` [m, m/s] world frame, ``R`` body to
+    world, ``omega`` [rad/s] body frame, inputs ``u`` [rad^2/s^2], rotor speeds, wrenches,
+    the reference, tilt angles [rad]; first axis time) and ``diverged``: the file
+    ``jaxrotor simulate`` writes as ``trajectory.npz`` and
+    :func:`jaxrotor.io.animation.animate_trajectory_file` reads.
+    """
     keys = ["t", "p", "v", "R", "omega", "accel", "angular_accel", "u", "u_cmd", "rotor_speed", "wrench_requested",
             "wrench_achieved", "saturated", "p_ref", "v_ref", "a_ref", "R_ref", "alpha", "beta"]
     arrays = {k: np.asarray(getattr(traj, k)) for k in keys if getattr(traj, k, None) is not None}
@@ -240,9 +248,9 @@ def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool 
                          title=f"{label}: Fig. 8, Δω = ω^p − ω^a", jump_times=config.flight.reference.jump_times)
     bar.update()
     bar.set_postfix_str("writing files")
-    _save_npz(out / "trajectory.npz", results[0].trajectory)
+    save_trajectory(out / "trajectory.npz", results[0].trajectory)
     for r in results[1:]:
-        _save_npz(out / f"trajectory_{r.config.name}.npz", r.trajectory)
+        save_trajectory(out / f"trajectory_{r.config.name}.npz", r.trajectory)
     metrics = dict(results[0].metrics)
     metrics["source"] = config.source
     paper = PAPER_TABLE_IV if config.name.startswith("paper") else None

@@ -348,6 +348,7 @@ def test_constructor_single_cases(owner, param, value, build):
 _CLI_CASES = st.one_of(
     st.tuples(st.just("simulate"), st.just("--t1"), st.sampled_from(["-1", "0", "nan", "inf", "abc", "1e400"])),
     st.tuples(st.just("simulate"), st.just("--fps"), st.sampled_from(["0", "-3", "1000", "x"])),
+    st.tuples(st.just("validate"), st.just("--fps"), st.sampled_from(["0", "-3", "1000", "x"])),
     st.tuples(st.sampled_from(["tune", "optimize"]), st.just("--iterations"), st.sampled_from(["0", "-2", "1.5", "x"])),
     st.tuples(st.just("sweep"), st.just("--t1"), st.sampled_from(["-1", "0", "nan", "inf", "abc"])),
     st.tuples(st.just("analyze"), st.just("--directions"), st.sampled_from(["0", "-1", "x"])),
@@ -355,7 +356,7 @@ _CLI_CASES = st.one_of(
               st.sampled_from(["missing.toml", "bad_syntax.toml", "bad_key.toml"])),
 )
 
-_CLI_CONFIG = {"simulate": "cs_4r.toml", "tune": "tune_gains.toml", "optimize": "optimize_tilt.toml",
+_CLI_CONFIG = {"simulate": "cs_4r.toml", "validate": "cs_4r.toml", "tune": "tune_gains.toml", "optimize": "optimize_tilt.toml",
                "sweep": "sweep_tilt.toml", "analyze": "cs_4r.toml"}
 
 

@@ -66,7 +66,7 @@ def _animate_layers(conf, out: Path, fps: float, label: str) -> None:
     from ..flight import fly
     from ..io.animation import animate_trajectory_file
 
-    usecase._save_npz(out / "trajectory.npz", fly(conf.platform, conf.controller, conf.flight))
+    usecase.save_trajectory(out / "trajectory.npz", fly(conf.platform, conf.controller, conf.flight))
     for npz, gif, layer in (("trajectory_physics.npz", "flight_physics.gif", "physics layer (MuJoCo)"),
                             ("trajectory.npz", "flight.gif", "analytic layer")):
         try:
