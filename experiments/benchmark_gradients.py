@@ -29,8 +29,8 @@ costs of the objective and of reverse mode weigh more), and, unless
 measured on 45 s: 2.4e-6 and 6.2e-6). Writes ``benchmark_gradients.json`` into OUT.
 
 The fixed-step flight runs on the ``lax.scan`` loop of
-:func:`jaxrotor.integrate.integrate_fixed_step` (stages in a scan, each step recomputed
-from its stored state in reverse mode); ``--loop diffeqsolve`` times the same flight
+:func:`jaxrotor.integrate.integrate_fixed_step` (stages in a scan; in reverse mode each
+save interval, here one step, is recomputed from its stored state: ``checkpoint="auto"``); ``--loop diffeqsolve`` times the same flight
 through ``diffrax.diffeqsolve`` (its recursive-checkpoint adjoint), ``--no-checkpoint``
 stores every stage's intermediates instead of recomputing, ``--unroll`` writes the
 stages out (``Integrator(unroll=True)``). ``--compare`` instead times every entry of
@@ -119,12 +119,13 @@ def bench(problem, repeats):
 #: integrator settings compared by ``--compare`` (the fixed-step ``lax.scan`` loop): what reverse mode stores
 #: (``checkpoint``) and whether the stages are written out (``unroll``)
 VARIANTS = {
-    "step recomputed, stage scan": {"checkpoint": True, "unroll": False},
+    "default (auto: interval here)": {"unroll": False},
+    "step recomputed, stage scan": {"checkpoint": "step", "unroll": False},
     "stages stored, stage scan": {"checkpoint": False, "unroll": False},
     "save interval recomputed": {"checkpoint": "interval", "unroll": False},
-    "step recomputed, dots saved": {"checkpoint": True, "unroll": False,
+    "step recomputed, dots saved": {"checkpoint": "step", "unroll": False,
                                     "checkpoint_policy": "dots_with_no_batch_dims_saveable"},
-    "step recomputed, unrolled": {"checkpoint": True, "unroll": True},
+    "step recomputed, unrolled": {"checkpoint": "step", "unroll": True},
     "stages stored, unrolled": {"checkpoint": False, "unroll": True},
 }
 
@@ -226,7 +227,7 @@ def main(argv=None) -> int:
     results, problems = {}, {}
     print(f"{'set-up':<10} {'compile fwd':>12} {'compile grad':>13} {'(cpu fwd':>9} {'grad)':>7} {'forward':>10} "
           f"{'gradient':>10} {'ratio':>7}")
-    integ = {"scan": args.loop == "scan", "checkpoint": not args.no_checkpoint, "unroll": args.unroll}
+    integ = {"scan": args.loop == "scan", "checkpoint": False if args.no_checkpoint else "auto", "unroll": args.unroll}
     for kind in args.setups:
         problem = make_problem(kind, t1, **integ)
         r, fwd = bench(problem, repeats)

@@ -108,7 +108,8 @@ class Integrator(eqx.Module):
         solver: a diffrax solver; default ``Tsit5`` (5th order, embedded error estimate).
         adaptive: adaptive step size (``True``) or a fixed step ``dt``.
         dt: the fixed step, or the first trial step when adaptive [s].
-        rtol, atol: relative and absolute tolerances of the adaptive controller; ``None``
+        rtol: relative tolerance of the adaptive controller.
+        atol: absolute tolerance of the adaptive controller. For both, ``None``
             (default) follows the state's floating-point type, and a value below what the
             type can resolve is raised to its floor (:func:`tolerances`, :data:`TOLERANCES`).
         max_steps: step budget of one solve (adaptive); a solve that needs more is
@@ -117,16 +118,20 @@ class Integrator(eqx.Module):
             (:func:`integrate_fixed_step`, the default: 1.5-2x faster under ``vmap``);
             ``False`` runs ``diffrax.diffeqsolve`` with ``StepTo`` (the same steps, the same
             numbers to rounding).
-        checkpoint: fixed step with ``scan`` only: what reverse mode stores. ``True`` (or
-            ``"step"``): it recomputes each step from the stored state before it
-            (``jax.checkpoint`` around one step; memory per step = one state); ``"interval"``:
-            it stores one state per save time and recomputes the steps between two saves
-            (``jax.checkpoint`` around one save interval; the same work as ``"step"`` when every
-            save interval is one step, measured 5-18 % cheaper in reverse mode on the 45 s use
-            case; the backward pass holds every step's residuals of one interval at a time, so
-            a solve that saves only ``t1`` stores as much as ``False``); ``False``: every stage's
-            intermediates are stored
-            (no recomputation; memory per step = the stages' residuals).
+        checkpoint: fixed step with ``scan`` only: what reverse mode stores. ``"step"``: it
+            recomputes each step from the stored state before it (``jax.checkpoint`` around
+            one step; memory per step = one state); ``"interval"``: it stores one state per
+            save time and recomputes the steps between two saves (``jax.checkpoint`` around
+            one save interval; the backward pass holds every step's residuals of one interval
+            at a time, so a solve that saves only ``t1`` stores as much as ``False``);
+            ``"auto"`` (default, also ``True``): when every save time lies in a step of its
+            own and there are at most twice as many steps as saves (a save every step), all
+            steps run in one flat scan and each is recomputed (:func:`_flat_steps`: the
+            forward pass measured 1.2-1.8x faster than the nested loop on the 45 s use case,
+            a smaller program); otherwise ``"interval"`` when no save interval holds more
+            than :data:`AUTO_INTERVAL_STEPS` steps, else ``"step"``;
+            ``False``: every stage's intermediates are stored (no recomputation; memory per
+            step = the stages' residuals).
         checkpoint_policy: with ``checkpoint``: the name of a ``jax.checkpoint_policies``
             policy (e.g. ``"dots_with_no_batch_dims_saveable"``) saying which intermediates
             are kept rather than recomputed; ``None`` (default) recomputes everything.
@@ -145,7 +150,7 @@ class Integrator(eqx.Module):
     atol: float | None = eqx.field(static=True, default=None)
     max_steps: int = eqx.field(static=True, default=200_000)
     scan: bool = eqx.field(static=True, default=True)
-    checkpoint: bool | str = eqx.field(static=True, default=True)
+    checkpoint: bool | str = eqx.field(static=True, default="auto")
     unroll: bool = eqx.field(static=True, default=False)
     checkpoint_policy: str | None = eqx.field(static=True, default=None)
 
@@ -157,9 +162,9 @@ class Integrator(eqx.Module):
                 f"Integrator parameters `rtol` = {self.rtol!r}, `atol` = {self.atol!r} are invalid: tolerances must be "
                 "> 0. Fix: pass e.g. rtol=1e-8, atol=1e-10."
             )
-        if self.checkpoint not in (True, False, "step", "interval"):
-            raise ValueError(f"Integrator parameter `checkpoint` = {self.checkpoint!r} is invalid. Fix: pass True "
-                             "(or 'step'), 'interval' or False.")
+        if self.checkpoint not in (True, False, "auto", "step", "interval"):
+            raise ValueError(f"Integrator parameter `checkpoint` = {self.checkpoint!r} is invalid. Fix: pass 'auto' "
+                             "(or True), 'step', 'interval' or False.")
         if self.checkpoint_policy is not None and not callable(
                 getattr(jax.checkpoint_policies, str(self.checkpoint_policy), None)):
             raise ValueError(f"Integrator parameter `checkpoint_policy` = {self.checkpoint_policy!r} is not a policy "
@@ -167,6 +172,11 @@ class Integrator(eqx.Module):
                              "'dots_with_no_batch_dims_saveable'.")
         if not (self.max_steps >= 1):
             raise ValueError(f"Integrator parameter `max_steps` = {self.max_steps!r} is invalid. Fix: pass a positive int.")
+
+
+#: ``Integrator(checkpoint="auto")`` recomputes whole save intervals in reverse mode when none holds more
+#: steps than this (the residuals of this many steps are live at once), else single steps.
+AUTO_INTERVAL_STEPS = 16
 
 
 def fixed_step_grid(t0: float, t1: float, dt: float, jump_ts=(), dtype=None) -> np.ndarray:
@@ -203,7 +213,8 @@ def integrate(vector_field, y0, t0: float, t1: float, *, args=None, integrator: 
     Args:
         vector_field: ``f(t, y, args) -> dy/dt`` with ``y`` any pytree.
         y0: initial state pytree.
-        t0, t1: time span [s] (Python floats).
+        t0: start time [s] (Python float).
+        t1: end time [s] (Python float).
         args: passed to the vector field (may hold differentiable leaves).
         integrator: solver settings.
         ts: ``(T,)`` save times (numpy); default ``[t0, t1]``.
@@ -265,7 +276,8 @@ class SaveSchedule(eqx.Module):
     with inactive slots.
 
     Attributes:
-        starts, ends: ``(T - n_initial, length)`` step start and end times [s] (inactive slots repeat a time).
+        starts: ``(T - n_initial, length)`` step start times [s] (inactive slots repeat a time).
+        ends: ``(T - n_initial, length)`` step end times [s] (inactive slots repeat a time).
         active: ``(T - n_initial, length)`` bool, whether the slot is a real step.
         exact: ``(T - n_initial,)`` bool, ``ts_j`` is the end of its step: the state is saved as is;
             otherwise it is the solver's dense interpolant of step ``k_j`` evaluated at ``ts_j``.
@@ -390,6 +402,55 @@ def _erk_step_scan(tab: diffrax.ButcherTableau, f, t0, t1, y0, f0):
     return y1, {"y0": y0, "y1": y1, "k": ks}, (f_last if tab.fsal else None)
 
 
+def _flat_steps(one_step, solver, init, grid, sched: SaveSchedule, k_save, interp: bool, checkpoint: bool, policy):
+    """Every step in one ``lax.scan`` when (nearly) every step ends at a save time.
+
+    Used when each save time lies in a step of its own (``k_save`` strictly rising) and
+    there are at most twice as many steps as saves (e.g. a save every step, with the
+    bracketing steps around reference jumps): each step emits the state at its end, or
+    the solver's interpolant at the save time inside it, and the saves are gathered from
+    them (``ys = values[k_save]``). The step appears once in the program (no padded
+    interval, no branch on extra steps). In reverse mode each step and its value are
+    recomputed from the state before it (``checkpoint``). Returns ``(ys, result)`` as
+    the nested loop of :func:`integrate_fixed_step`.
+    """
+    y0, state0 = init
+    n_save, steps = k_save.size, sched.steps
+    t_save = grid[1:steps + 1].copy()
+    t_save[k_save] = np.asarray(sched.ts[sched.n_initial:])
+    exact = np.ones(steps, bool)
+    exact[k_save] = sched.exact
+    ok = diffrax.RESULTS.successful
+
+    def step_and_value(y, state, ta, tb, t_s, on_grid):
+        y1, dense, state1, r = one_step(y, state, ta, tb)
+        if interp:
+            value = jax.lax.cond(on_grid, lambda _: y1, lambda _: solver.interpolation_cls(
+                t0=ta, t1=tb, **dense).evaluate(t_s), None)
+        else:
+            value = y1
+        return y1, state1, value, r
+
+    def step(carry, x):
+        y, state, res = carry
+        y1, state1, value, r = step_and_value(y, state, *x)
+        return (y1, state1, diffrax.RESULTS.where(res == ok, r, res)), value
+
+    def body(carry, x):
+        # the step as a one-iteration scan: recomputed under `jax.checkpoint` in this form, reverse mode was
+        # measured 25 % faster than checkpointing the step function itself (45 s use case, clipped and lagged)
+        carry, value = jax.lax.scan(step, carry, jax.tree_util.tree_map(lambda a: a[None], x))
+        return carry, value[0]
+
+    if checkpoint:
+        body = jax.checkpoint(body, prevent_cse=False, policy=policy)
+
+    xs = (jnp.asarray(grid[:steps]), jnp.asarray(grid[1:steps + 1]), jnp.asarray(t_save), jnp.asarray(exact))
+    (_, _, result), values = jax.lax.scan(body, (y0, state0, ok), xs)
+    ys = values if n_save == steps else values[jnp.asarray(k_save)]
+    return ys, result
+
+
 def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
                          integrator: Integrator | None = None, ts=None, jump_ts=()):
     """Fixed-step solve: the diffrax solver stepped inside ``lax.scan`` (no ``diffeqsolve`` loop).
@@ -415,10 +476,13 @@ def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
       ``integrator.unroll``), instead of diffrax's general stage loop; any other solver
       through its own ``step``.
     * Everything not carried (the vector field's arguments) is a loop constant.
-    * ``integrator.checkpoint``: reverse mode stores the state before every step and
-      recomputes the step (``jax.checkpoint``), memory ``O(steps x state)``; with
-      ``"interval"`` it stores the state at every save time and recomputes the steps of
-      one save interval at a time; with ``False`` every stage's intermediates are stored.
+    * ``integrator.checkpoint``: with ``"step"`` reverse mode stores the state before
+      every step and recomputes the step (``jax.checkpoint``), memory ``O(steps x state)``;
+      with ``"interval"`` it stores the state at every save time and recomputes the steps
+      of one save interval at a time; ``"auto"`` runs a save-every-step solve as one flat
+      scan over the steps (:func:`_flat_steps`) and otherwise picks ``"interval"`` when no
+      interval holds more than :data:`AUTO_INTERVAL_STEPS` steps, else ``"step"``; with
+      ``False`` every stage's intermediates are stored.
       ``integrator.checkpoint_policy`` names a ``jax.checkpoint_policies`` policy for the
       recomputation.
 
@@ -460,7 +524,15 @@ def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
 
     policy = None if integrator.checkpoint_policy is None else getattr(jax.checkpoint_policies,
                                                                          integrator.checkpoint_policy)
-    if integrator.checkpoint in (True, "step"):
+    ts_loop = np.asarray(sched.ts[sched.n_initial:])
+    k_save = np.searchsorted(grid, ts_loop, side="left") - 1  # the step each save time lies in
+    # every save time in a step of its own and at most twice as many steps as saves: one flat scan over the steps
+    flat = (integrator.checkpoint in (True, "auto") and ts_loop.size > 0 and bool(np.all(np.diff(k_save) > 0))
+            and sched.steps <= 2 * ts_loop.size)
+    mode = integrator.checkpoint
+    if mode in (True, "auto"):
+        mode = "interval" if length <= AUTO_INTERVAL_STEPS else "step"
+    if mode == "step":
         one_step = jax.checkpoint(one_step, prevent_cse=False, policy=policy)
 
     def inner(carry, x):
@@ -491,7 +563,7 @@ def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
             carry, _ = jax.lax.scan(inner, carry, (starts[regular:], ends[regular:], active[regular:]))
         return carry
 
-    if integrator.checkpoint == "interval":
+    if mode == "interval":
         interval = jax.checkpoint(interval, prevent_cse=False, policy=policy)
 
     def outer(carry, x):
@@ -516,7 +588,11 @@ def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
     carry0 = (flat0, state0, dense0, span0, ok)
     xs = (jnp.asarray(sched.starts), jnp.asarray(sched.ends), jnp.asarray(sched.active), jnp.asarray(sched.exact),
           jnp.asarray(sched.ts[sched.n_initial:]))
-    (_, _, _, _, result), ys = jax.lax.scan(outer, carry0, xs)
+    if flat:
+        ys, result = _flat_steps(one_step, solver, (flat0, state0), grid, sched, k_save, interp,
+                                 integrator.checkpoint is not False, policy)
+    else:
+        (_, _, _, _, result), ys = jax.lax.scan(outer, carry0, xs)
     if sched.n_initial:
         ys = jnp.concatenate([jnp.broadcast_to(flat0, (sched.n_initial,) + flat0.shape), ys])
     n = jnp.asarray(sched.steps)
