@@ -12,13 +12,15 @@ with the columns ``F[:, i] = c_f,i z_i`` and ``M[:, i] = c_f,i p_i x z_i + kappa
 current angles; ``F`` and ``M`` then follow them.
 """
 
+# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
+from jaxtyping import ArrayLike, Float
 
-from .design.platform import Platform, rotor_axes, rotor_positions
+from .design.platform import AngleLike, Platform, rotor_axes, rotor_positions
 
 __all__ = [
     "force_matrix",
@@ -41,20 +43,21 @@ __all__ = [
 RANK_RTOL = {"float64": 1e-9, "float32": 1e-5}
 
 
-def rank_tolerance(Gs) -> float:
+def rank_tolerance(Gs: Float[ArrayLike, "k n"]) -> float:
     """Singular-value threshold of a numerical rank of (rows of) ``G_s``: ``RANK_RTOL * max(1, ||G_s||_2)``."""
     Gs = np.asarray(Gs)
     rtol = RANK_RTOL.get(str(Gs.dtype), RANK_RTOL["float32"])
     return rtol * max(1.0, float(np.linalg.norm(Gs.astype(float), 2)) if Gs.size else 1.0)
 
 
-def force_matrix(platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> Array:
+def force_matrix(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None
+                ) -> Float[Array, "3 n"]:
     """Control force input matrix ``F`` of eq. (10): ``F[:, i] = c_f,i z_i``.
 
     Args:
         platform: the design.
-        alpha, beta: optional current tilt angles (shape of ``platform.alpha`` /
-            ``platform.beta``) for a tilting platform.
+        alpha: optional current cant angle(s) [rad] (shape of ``platform.alpha``) for a tilting platform.
+        beta: optional current dihedral angle(s) [rad] (shape of ``platform.beta``), likewise.
 
     Returns:
         ``(3, n)`` matrix [N / (rad^2/s^2)], body frame.
@@ -63,7 +66,8 @@ def force_matrix(platform: Platform, alpha: Array | None = None, beta: Array | N
     return (platform.c_f[:, None] * z).T
 
 
-def moment_matrix(platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> Array:
+def moment_matrix(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None
+                 ) -> Float[Array, "3 n"]:
     """Control moment input matrix ``M`` of eq. (10).
 
     ``M[:, i] = c_f,i (p_i x z_i) + kappa_i c_tau,i z_i`` (eqs. 6, 7, 9), moments
@@ -78,17 +82,20 @@ def moment_matrix(platform: Platform, alpha: Array | None = None, beta: Array | 
     return cols.T
 
 
-def allocation_matrix(platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> Array:
+def allocation_matrix(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None
+                     ) -> Float[Array, "6 n"]:
     """``G = [F; M]``, the ``(6, n)`` map from inputs ``u`` to the body wrench ``(f_c, tau_c)``."""
     return jnp.concatenate([force_matrix(platform, alpha, beta), moment_matrix(platform, alpha, beta)], axis=0)
 
 
-def rotor_forces(platform: Platform, u: Array, alpha: Array | None = None, beta: Array | None = None) -> Array:
+def rotor_forces(platform: Platform, u: Float[ArrayLike, " n"], alpha: AngleLike | None = None,
+                 beta: AngleLike | None = None) -> Float[Array, "n 3"]:
     """Per-rotor thrust vectors ``f_i = c_f,i u_i z_i`` (eq. 5), ``(n, 3)`` [N], body frame."""
     return (platform.c_f * u)[:, None] * rotor_axes(platform, alpha, beta)
 
 
-def rotor_moments(platform: Platform, u: Array, alpha: Array | None = None, beta: Array | None = None) -> tuple[Array, Array]:
+def rotor_moments(platform: Platform, u: Float[ArrayLike, " n"], alpha: AngleLike | None = None,
+                  beta: AngleLike | None = None) -> tuple[Float[Array, "n 3"], Float[Array, "n 3"]]:
     """Per-rotor drag torque (eq. 6) and thrust moment (eq. 7), each ``(n, 3)`` [N m], body frame."""
     z = rotor_axes(platform, alpha, beta)
     p = rotor_positions(platform)
@@ -97,18 +104,20 @@ def rotor_moments(platform: Platform, u: Array, alpha: Array | None = None, beta
     return drag, thrust_moment
 
 
-def wrench(platform: Platform, u: Array, alpha: Array | None = None, beta: Array | None = None) -> tuple[Array, Array]:
+def wrench(platform: Platform, u: Float[ArrayLike, " n"], alpha: AngleLike | None = None,
+           beta: AngleLike | None = None) -> tuple[Float[Array, "3"], Float[Array, "3"]]:
     """Body wrench from inputs, eq. (10): ``f_c = F u`` [N], ``tau_c = M u`` [N m], each ``(3,)``."""
     w = allocation_matrix(platform, alpha, beta) @ u
     return w[:3], w[3:]
 
 
-def hover_wrench(platform: Platform) -> Array:
+def hover_wrench(platform: Platform) -> Float[Array, "6"]:
     """The body wrench that holds the platform level and still: ``[m g e_3; 0]`` ``(6,)`` [N, N m]."""
     return jnp.zeros(6, dtype=platform.mass.dtype).at[2].set(platform.mass * platform.gravity)
 
 
-def hover_inputs(platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> Array:
+def hover_inputs(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None
+                ) -> Float[Array, " n"]:
     """Minimum-norm inputs that hold the platform level and still: ``u_h = G^+ [m g e_3; 0]``.
 
     Exact hover needs ``[m g e_3; 0]`` in the range of ``G`` and ``u_h >= 0``; check
@@ -120,7 +129,7 @@ def hover_inputs(platform: Platform, alpha: Array | None = None, beta: Array | N
     return jnp.linalg.pinv(allocation_matrix(platform, alpha, beta)) @ hover_wrench(platform)
 
 
-def characteristic_length(platform: Platform) -> Array:
+def characteristic_length(platform: Platform) -> Float[Array, ""]:
     """Mean hub distance ``L = mean_i |p_i|`` [m] used to make moments comparable with forces.
 
     Equals ``platform.arm_length`` for layouts built from eq. (3).
@@ -128,7 +137,8 @@ def characteristic_length(platform: Platform) -> Array:
     return jnp.mean(jnp.linalg.norm(rotor_positions(platform), axis=1))
 
 
-def scaled_allocation_matrix(platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> Array:
+def scaled_allocation_matrix(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None
+                            ) -> Float[Array, "6 n"]:
     """Unit-consistent allocation matrix ``G_s = diag(1,1,1,1/L,1/L,1/L) G / mean_i c_f,i``.
 
     ``G = [F; M]`` of eq. (10) mixes newtons and newton-metres; dividing the moment
@@ -146,7 +156,7 @@ def scaled_allocation_matrix(platform: Platform, alpha: Array | None = None, bet
     return jnp.concatenate([G[:3], G[3:] / L], axis=0) / jnp.mean(platform.c_f)
 
 
-def allocation_rank(platform: Platform, alpha: Array | None = None, beta: Array | None = None, *,
+def allocation_rank(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None, *,
                     rows: slice = slice(None)) -> int:
     """Numerical rank of (rows of) the unit-consistent ``G_s`` (concrete platforms only).
 

@@ -23,6 +23,7 @@ Allocators:
   achievable wrench with torques weighted above forces (exact inside the wrench set).
 """
 
+# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import abc
@@ -32,9 +33,10 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jax import Array
+from jaxtyping import ArrayLike, Bool, Float
 
 from .allocation import allocation_matrix, hover_wrench
-from .design.platform import Platform
+from .design.platform import AngleArray, AngleLike, Platform
 
 __all__ = ["AllocationData", "Allocation", "AbstractAllocator", "PseudoInverse", "Clip", "TorquePriority",
            "allocation_record", "BoxLS"]
@@ -47,14 +49,15 @@ class AllocationData(eqx.Module):
         G: ``(6, n)`` allocation matrix ``[F; M]``.
         G_pinv: ``(n, 6)`` Moore-Penrose pseudo-inverse.
         collective: ``(n,)`` torque-free input direction (hover input / its max).
-        u_min, u_max: ``(n,)`` input bounds [rad^2/s^2].
+        u_min: ``(n,)`` lower input bounds [rad^2/s^2].
+        u_max: ``(n,)`` upper input bounds [rad^2/s^2].
     """
 
-    G: Array
-    G_pinv: Array
-    collective: Array
-    u_min: Array
-    u_max: Array
+    G: Float[Array, "6 n"]
+    G_pinv: Float[Array, "n 6"]
+    collective: Float[Array, " n"]
+    u_min: Float[Array, " n"]
+    u_max: Float[Array, " n"]
 
 
 class Allocation(eqx.Module):
@@ -66,21 +69,23 @@ class Allocation(eqx.Module):
         achieved: ``(6,)`` wrench ``G u`` the inputs deliver.
         saturated: ``(n,)`` bool, rotor at a bound.
         shift: ``()`` collective shift applied (torque priority; 0 otherwise).
-        alpha, beta: commanded tilt angles [rad] (shapes of ``platform.alpha``/``beta``) of an
-            allocator that decides the tilt (:mod:`jaxrotor.tilting`); ``None`` for fixed-tilt
-            allocators and for angle sets the allocator does not command.
+        alpha: commanded cant angle(s) [rad] (shape of ``platform.alpha``) of an allocator that
+            decides the tilt (:mod:`jaxrotor.tilting`); ``None`` for fixed-tilt allocators and for
+            an angle set the allocator does not command.
+        beta: commanded dihedral angle(s) [rad] (shape of ``platform.beta``), likewise.
     """
 
-    u: Array
-    requested: Array
-    achieved: Array
-    saturated: Array
-    shift: Array
-    alpha: Array | None = None
-    beta: Array | None = None
+    u: Float[Array, " n"]
+    requested: Float[Array, "6"]
+    achieved: Float[Array, "6"]
+    saturated: Bool[Array, " n"]
+    shift: Float[Array, ""]
+    alpha: AngleArray | None = None
+    beta: AngleArray | None = None
 
 
-def prepare_allocation(platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> AllocationData:
+def prepare_allocation(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None
+                      ) -> AllocationData:
     """Build :class:`AllocationData` for the platform at the given tilt angles."""
     G = allocation_matrix(platform, alpha, beta)
     G_pinv = jnp.linalg.pinv(G)
@@ -103,7 +108,7 @@ class AbstractAllocator(eqx.Module):
         """Whether this allocator commands the tilt angles (static; ``False`` for fixed-tilt allocators)."""
         return False
 
-    def allocate_tilting(self, platform: Platform, wrench: Array, state, servo) -> Allocation:
+    def allocate_tilting(self, platform: Platform, wrench: Float[Array, "6"], state, servo) -> Allocation:
         """Angles and inputs for ``wrench`` ``(6,)`` from the current servo ``state`` (tilt-deciding allocators).
 
         Returns an :class:`Allocation` whose ``alpha``/``beta`` are the servo commands and whose
@@ -118,17 +123,19 @@ class AbstractAllocator(eqx.Module):
         """Servo limits ``(lower, upper)`` [rad] of the angle set ``key`` it commands (default unbounded)."""
         return (-float("inf"), float("inf"))
 
-    def prepare(self, platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> AllocationData:
+    def prepare(self, platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None
+               ) -> AllocationData:
         """Geometry-dependent matrices (see :func:`prepare_allocation`)."""
         return prepare_allocation(platform, alpha, beta)
 
     @abc.abstractmethod
-    def __call__(self, data: AllocationData, wrench: Array) -> Allocation:
+    def __call__(self, data: AllocationData, wrench: Float[Array, "6"]) -> Allocation:
         """Allocate ``wrench`` ``(6,)`` = ``(f_b, tau_b)`` in the body frame."""
 
 
-def allocation_record(G: Array, u_min: Array, u_max: Array, wrench: Array, u: Array, shift=0.0, alpha=None,
-                      beta=None) -> Allocation:
+def allocation_record(G: Float[Array, "6 n"], u_min: Float[Array, " n"], u_max: Float[Array, " n"],
+                      wrench: Float[Array, "6"], u: Float[Array, " n"], shift: Float[ArrayLike, ""] = 0.0,
+                      alpha: AngleArray | None = None, beta: AngleArray | None = None) -> Allocation:
     """The :class:`Allocation` of inputs ``u`` ``(n,)`` under ``G`` ``(6, n)``: achieved wrench ``G u`` and the
     saturation flags (a rotor within round-off of ``u_min``/``u_max``: 1e-9 relative, or 8 ulp in float32)."""
     rel = max(1e-9, 8 * float(jnp.finfo(u.dtype).eps))
@@ -145,7 +152,7 @@ def _result(data: AllocationData, wrench: Array, u: Array, shift) -> Allocation:
 class PseudoInverse(AbstractAllocator):
     """``u = G^+ w``: exact whenever ``w`` is in the range of ``G``; ignores input bounds."""
 
-    def __call__(self, data, wrench):
+    def __call__(self, data: AllocationData, wrench: Float[Array, "6"]) -> Allocation:
         u = data.G_pinv @ wrench
         res = _result(data, wrench, u, 0.0)
         return eqx.tree_at(lambda r: r.saturated, res, jnp.zeros_like(res.saturated))
@@ -154,7 +161,7 @@ class PseudoInverse(AbstractAllocator):
 class Clip(AbstractAllocator):
     """``u = clip(G^+ w, u_min, u_max)``."""
 
-    def __call__(self, data, wrench):
+    def __call__(self, data: AllocationData, wrench: Float[Array, "6"]) -> Allocation:
         u = jnp.clip(data.G_pinv @ wrench, data.u_min, data.u_max)
         return _result(data, wrench, u, 0.0)
 
@@ -178,7 +185,7 @@ class TorquePriority(AbstractAllocator):
     happens, so values and derivatives are finite for every ``n``.
     """
 
-    def __call__(self, data, wrench):
+    def __call__(self, data: AllocationData, wrench: Float[Array, "6"]) -> Allocation:
         u0 = data.G_pinv @ wrench
         n = data.collective
         tiny = 8 * jnp.finfo(n.dtype).eps
@@ -250,7 +257,7 @@ class BoxLS(AbstractAllocator):
             raise ValueError(f"BoxLS parameter `ridge` = {r!r} is invalid: it must be finite and >= 0. "
                              "Fix: pass e.g. 1e-12, or None.")
 
-    def weights(self, data: AllocationData) -> Array:
+    def weights(self, data: AllocationData) -> Float[Array, "6"]:
         """``(6,)`` the diagonal of ``W`` for the allocation matrix ``data.G`` (see the class docstring)."""
         F, M = data.G[:3], data.G[3:]
         c_G = jnp.mean(jnp.linalg.norm(F, axis=0))
@@ -259,7 +266,7 @@ class BoxLS(AbstractAllocator):
                              jnp.full((3,), self.torque_weight, data.G.dtype) / L_G])
         return w / c_G
 
-    def __call__(self, data, wrench):
+    def __call__(self, data: AllocationData, wrench: Float[Array, "6"]) -> Allocation:
         W = self.weights(data)
         finite = jnp.isfinite(data.u_max)
         u_s = jnp.where(jnp.any(finite), jnp.sum(jnp.where(finite, data.u_max, 0.0)) / jnp.maximum(

@@ -25,6 +25,7 @@ reference force by forward-mode differentiation in time).
 Gains are array leaves (``(3,)`` diagonals) so they can be optimised.
 """
 
+# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import abc
@@ -33,6 +34,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jax import Array
+from jaxtyping import Float
 
 from . import so3
 from ._util import as_float
@@ -70,8 +72,8 @@ class IntegralState(eqx.Module):
         int_R: ``(3,)`` ``int e_R dt`` [rad s] (body frame).
     """
 
-    int_p: Array
-    int_R: Array
+    int_p: Float[Array, "3"]
+    int_R: Float[Array, "3"]
 
 
 def _gain(x, name: str) -> Array:
@@ -110,7 +112,8 @@ class AbstractController(eqx.Module):
         """
 
     @abc.abstractmethod
-    def __call__(self, platform: Platform, state: VehicleState, integral: IntegralState, ref: RefSample):
+    def __call__(self, platform: Platform, state: VehicleState, integral: IntegralState, ref: RefSample
+                 ) -> tuple[Float[Array, "6"], IntegralState]:
         """Return ``(wrench_b (6,) [N, N m], d integral / dt)``."""
 
 
@@ -171,7 +174,8 @@ class FullyActuatedSE3(AbstractController):
         """True: the attitude law tracks ``ref.R``, ``ref.omega`` and ``ref.omega_dot`` independently of the position."""
         return True
 
-    def __call__(self, platform, state, integral, ref):
+    def __call__(self, platform: Platform, state: VehicleState, integral: IntegralState, ref: RefSample
+                 ) -> tuple[Float[Array, "6"], IntegralState]:
         f_w, e_p = _desired_force(self, platform, state, integral, ref)
         f_b = state.R.T @ f_w
         tau, e_R = _attitude_torque(self, platform, state, integral, ref.R, ref.omega, ref.omega_dot)
@@ -221,7 +225,8 @@ class UnderactuatedSE3(AbstractController):
         """4: collective thrust along body z and three torques."""
         return 4
 
-    def __call__(self, platform, state, integral, ref):
+    def __call__(self, platform: Platform, state: VehicleState, integral: IntegralState, ref: RefSample
+                 ) -> tuple[Float[Array, "6"], IntegralState]:
         f_w, e_p = _desired_force(self, platform, state, integral, ref)
         g_e3 = jnp.zeros(3, dtype=e_p.dtype).at[2].set(platform.gravity)
         R_d = _desired_attitude(f_w, ref.yaw)

@@ -19,6 +19,7 @@ with ``f_c = F u`` and ``tau_c = M u`` (eq. 10). Actuators:
   (``angle_dot = clip((angle_cmd - angle)/tau_s, -rate, rate)``).
 """
 
+# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import abc
@@ -28,12 +29,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
+from jaxtyping import ArrayLike, Float
 
 from . import so3
 from ._util import as_float
 from .numerics import safe_sqrt
 from .allocation import hover_inputs, wrench
-from .design.platform import Platform
+from .design.platform import AngleArray, Platform
 
 __all__ = [
     "VehicleState",
@@ -67,13 +69,13 @@ class VehicleState(eqx.Module):
         beta: current dihedral angle(s) [rad], shape of ``platform.beta``.
     """
 
-    p: Array
-    v: Array
-    R: Array
-    omega: Array
-    rotor_speed: Array
-    alpha: Array
-    beta: Array
+    p: Float[Array, "3"]
+    v: Float[Array, "3"]
+    R: Float[Array, "3 3"]
+    omega: Float[Array, "3"]
+    rotor_speed: Float[Array, " n"]
+    alpha: AngleArray
+    beta: AngleArray
 
 
 class AbstractCommand(eqx.Module):
@@ -86,7 +88,7 @@ class AbstractCommand(eqx.Module):
         ``(rotor_speed_dot, alpha_dot, beta_dot)`` of the actuator states."""
 
     @abc.abstractmethod
-    def commanded_inputs(self, n_like: Array) -> Array:
+    def commanded_inputs(self, n_like: Float[Array, " n"]) -> Float[Array, " n"]:
         """The commanded rotor inputs ``u_cmd`` ``(n,)`` [rad^2/s^2] (zeros if the command bypasses the rotors)."""
 
 
@@ -95,9 +97,9 @@ class RotorCommand(AbstractCommand):
     tilting platform, tilt angles (shapes of ``platform.alpha``/``beta``, or ``None``
     to keep the platform's). Goes through the motor and servo models and ``G(alpha, beta) u`` (eq. 10)."""
 
-    u: Array
-    alpha: Array | None = None
-    beta: Array | None = None
+    u: Float[Array, " n"]
+    alpha: AngleArray | None = None
+    beta: AngleArray | None = None
 
     def actuate(self, platform, actuators, state):
         u, speed, speed_dot = actuators.motor.applied(platform, state.rotor_speed, self.u)
@@ -106,7 +108,7 @@ class RotorCommand(AbstractCommand):
         force_b, torque_b = wrench(platform, u, alpha, beta)
         return force_b, torque_b, (u, speed, alpha, beta), (speed_dot, alpha_dot, beta_dot)
 
-    def commanded_inputs(self, n_like):
+    def commanded_inputs(self, n_like: Float[Array, " n"]) -> Float[Array, " n"]:
         return self.u
 
 
@@ -115,8 +117,8 @@ class WrenchCommand(AbstractCommand):
 
     Bypasses the rotors (the paper's block with wrench inputs)."""
 
-    force: Array
-    torque: Array
+    force: Float[Array, "3"]
+    torque: Float[Array, "3"]
 
     def actuate(self, platform, actuators, state):
         zeros = jnp.zeros_like(state.rotor_speed)
@@ -124,26 +126,27 @@ class WrenchCommand(AbstractCommand):
         beta, beta_dot = _tilt(platform, actuators, "beta", state.beta, None)
         return self.force, self.torque, (zeros, state.rotor_speed, alpha, beta), (zeros, alpha_dot, beta_dot)
 
-    def commanded_inputs(self, n_like):
+    def commanded_inputs(self, n_like: Float[Array, " n"]) -> Float[Array, " n"]:
         return jnp.zeros_like(n_like)
 
 
 def initial_state(
     platform: Platform,
-    p: Array | None = None,
-    R: Array | None = None,
-    v: Array | None = None,
-    omega: Array | None = None,
-    rotor_speed: Array | None = None,
+    p: Float[ArrayLike, "3"] | None = None,
+    R: Float[ArrayLike, "3 3"] | Float[ArrayLike, "4"] | None = None,
+    v: Float[ArrayLike, "3"] | None = None,
+    omega: Float[ArrayLike, "3"] | None = None,
+    rotor_speed: Float[ArrayLike, " n"] | str | None = None,
 ) -> VehicleState:
     """Initial conditions; every omitted quantity is zero (identity attitude).
 
     Args:
         platform: the design (sets ``n`` and the initial tilt angles).
-        p: ``(3,)`` world position [m]. R: ``(3, 3)`` attitude or ``(4,)`` quaternion
-            ``(w, x, y, z)``. v: ``(3,)`` world velocity [m/s]. omega: ``(3,)`` body
-            rate [rad/s]. rotor_speed: ``(n,)`` [rad/s] or ``"hover"`` for the
-            minimum-norm hover speeds.
+        p: ``(3,)`` world position [m].
+        R: ``(3, 3)`` attitude (body to world) or ``(4,)`` quaternion ``(w, x, y, z)``.
+        v: ``(3,)`` world velocity [m/s].
+        omega: ``(3,)`` body rate [rad/s].
+        rotor_speed: ``(n,)`` [rad/s] or ``"hover"`` for the minimum-norm hover speeds.
     """
     dtype = platform.mass.dtype
     z3 = jnp.zeros(3, dtype=dtype)
@@ -200,7 +203,8 @@ class AbstractMotor(eqx.Module):
     """
 
     @abc.abstractmethod
-    def applied(self, platform: Platform, rotor_speed: Array, u_cmd: Array) -> tuple[Array, Array, Array]:
+    def applied(self, platform: Platform, rotor_speed: Float[Array, " n"], u_cmd: Float[Array, " n"]
+                ) -> tuple[Float[Array, " n"], Float[Array, " n"], Float[Array, " n"]]:
         """Return ``(u_applied (n,) [rad^2/s^2], rotor_speed (n,) [rad/s], rotor_speed_dot (n,) [rad/s^2])``."""
 
 
@@ -210,7 +214,8 @@ class IdealMotor(AbstractMotor):
     ``rotor_speed`` is not integrated (derivative zero); reported speeds are ``sqrt(max(u, 0))``.
     """
 
-    def applied(self, platform, rotor_speed, u_cmd):
+    def applied(self, platform: Platform, rotor_speed: Float[Array, " n"], u_cmd: Float[Array, " n"]
+                ) -> tuple[Float[Array, " n"], Float[Array, " n"], Float[Array, " n"]]:
         return u_cmd, safe_sqrt(u_cmd), jnp.zeros_like(rotor_speed)
 
 
@@ -234,7 +239,8 @@ class FirstOrderMotor(AbstractMotor):
         _check_positive("FirstOrderMotor", "time_constant", tc, "pass e.g. 0.03 (30 ms), or use IdealMotor() for no lag")
         self.time_constant = tc
 
-    def applied(self, platform, rotor_speed, u_cmd):
+    def applied(self, platform: Platform, rotor_speed: Float[Array, " n"], u_cmd: Float[Array, " n"]
+                ) -> tuple[Float[Array, " n"], Float[Array, " n"], Float[Array, " n"]]:
         w_cmd = jnp.clip(safe_sqrt(u_cmd), platform.rotor_speed_min, platform.rotor_speed_max)
         return rotor_speed**2, rotor_speed, (w_cmd - rotor_speed) / self.time_constant
 
@@ -243,7 +249,7 @@ class AbstractServo(eqx.Module):
     """Tilt-servo model for tilting platforms."""
 
     @abc.abstractmethod
-    def applied(self, current: Array, command: Array) -> tuple[Array, Array]:
+    def applied(self, current: AngleArray, command: AngleArray) -> tuple[AngleArray, AngleArray]:
         """Return ``(angle_applied, angle_dot)`` [rad, rad/s] for one angle set.
 
         ``current`` is the integrated servo state, ``command`` the commanded angle; a
@@ -254,7 +260,7 @@ class AbstractServo(eqx.Module):
 class IdealServo(AbstractServo):
     """The tilt angles follow the command instantly."""
 
-    def applied(self, current, command):
+    def applied(self, current: AngleArray, command: AngleArray) -> tuple[AngleArray, AngleArray]:
         return command, jnp.zeros_like(current)
 
 
@@ -276,7 +282,7 @@ class FirstOrderServo(AbstractServo):
         _check_positive("FirstOrderServo", "time_constant", self.time_constant, "pass e.g. 0.05 s")
         _check_positive("FirstOrderServo", "rate_limit", self.rate_limit, "pass e.g. 6.0 rad/s")
 
-    def applied(self, current, command):
+    def applied(self, current: AngleArray, command: AngleArray) -> tuple[AngleArray, AngleArray]:
         rate = jnp.clip((command - current) / self.time_constant, -self.rate_limit, self.rate_limit)
         return current, rate
 
@@ -302,14 +308,14 @@ class VehicleOutputs(eqx.Module):
         beta: applied dihedral angle(s) [rad], shape of ``platform.beta``.
     """
 
-    accel: Array
-    angular_accel: Array
-    u: Array
-    rotor_speed: Array
-    force: Array
-    torque: Array
-    alpha: Array
-    beta: Array
+    accel: Float[Array, "3"]
+    angular_accel: Float[Array, "3"]
+    u: Float[Array, " n"]
+    rotor_speed: Float[Array, " n"]
+    force: Float[Array, "3"]
+    torque: Float[Array, "3"]
+    alpha: AngleArray
+    beta: AngleArray
 
 
 # --------------------------------------------------------------------------- vector field
@@ -318,10 +324,10 @@ class VehicleOutputs(eqx.Module):
 def rigid_body_derivative(
     platform: Platform,
     state: VehicleState,
-    force_b: Array,
-    torque_b: Array,
-    force_ext_w: Array | None = None,
-) -> tuple[Array, Array, Array, Array]:
+    force_b: Float[Array, "3"],
+    torque_b: Float[Array, "3"],
+    force_ext_w: Float[Array, "3"] | None = None,
+) -> tuple[Float[Array, "3"], Float[Array, "3"], Float[Array, "3 3"], Float[Array, "3"]]:
     """Newton-Euler equations (1), (2), (11), (12).
 
     Args:
@@ -350,7 +356,7 @@ def vehicle_derivative(
     actuators: Actuators,
     state: VehicleState,
     command: AbstractCommand,
-    force_ext_w: Array | None = None,
+    force_ext_w: Float[Array, "3"] | None = None,
 ) -> tuple[VehicleState, VehicleOutputs]:
     """Time derivative of the vehicle state under an actuator command.
 

@@ -415,7 +415,7 @@ def _flat_steps(one_step, solver, init, grid, sched: SaveSchedule, k_save, inter
     the nested loop of :func:`integrate_fixed_step`.
     """
     y0, state0 = init
-    n_save, steps = k_save.size, sched.steps
+    steps = sched.steps
     t_save = grid[1:steps + 1].copy()
     t_save[k_save] = np.asarray(sched.ts[sched.n_initial:])
     exact = np.ones(steps, bool)
@@ -436,18 +436,43 @@ def _flat_steps(one_step, solver, init, grid, sched: SaveSchedule, k_save, inter
         y1, state1, value, r = step_and_value(y, state, *x)
         return (y1, state1, diffrax.RESULTS.where(res == ok, r, res)), value
 
-    def body(carry, x):
+    def advance(carry, x):
         # the step as a one-iteration scan: recomputed under `jax.checkpoint` in this form, reverse mode was
         # measured 25 % faster than checkpointing the step function itself (45 s use case, clipped and lagged)
         carry, value = jax.lax.scan(step, carry, jax.tree_util.tree_map(lambda a: a[None], x))
         return carry, value[0]
 
     if checkpoint:
-        body = jax.checkpoint(body, prevent_cse=False, policy=policy)
+        advance = jax.checkpoint(advance, prevent_cse=False, policy=policy)
+
+    def step_only(carry, x):
+        y, state, res = carry
+        y1, _, state1, r = one_step(y, state, x[0], x[1])
+        return (y1, state1, diffrax.RESULTS.where(res == ok, r, res)), None
+
+    def advance_only(carry, x):
+        carry, _ = jax.lax.scan(step_only, carry, jax.tree_util.tree_map(lambda a: a[None], x))
+        return carry
+
+    if checkpoint:
+        advance_only = jax.checkpoint(advance_only, prevent_cse=False, policy=policy)
+
+    def body(carry, x):
+        if interp:
+            return advance(carry, x)
+        carry = advance_only(carry, x)
+        return carry, carry[0]
 
     xs = (jnp.asarray(grid[:steps]), jnp.asarray(grid[1:steps + 1]), jnp.asarray(t_save), jnp.asarray(exact))
     (_, _, result), values = jax.lax.scan(body, (y0, state0, ok), xs)
-    ys = values if n_save == steps else values[jnp.asarray(k_save)]
+    # the saves as a few static slices of the per-step values (runs of consecutive steps; a gap at each jump):
+    # their transpose is a pad, where a gather's would be a scatter
+    breaks = np.flatnonzero(np.diff(k_save) > 1) + 1
+    runs = [(int(r[0]), int(r[-1]) + 1) for r in np.split(k_save, breaks)]
+    if len(runs) <= 64:
+        ys = values[runs[0][0]:runs[0][1]] if len(runs) == 1 else jnp.concatenate([values[a:b] for a, b in runs])
+    else:
+        ys = values[jnp.asarray(k_save)]
     return ys, result
 
 

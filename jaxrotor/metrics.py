@@ -15,6 +15,7 @@ over the save grid. Every function is pure, differentiable and NaN-safe at zero
 error, and works under ``vmap``.
 """
 
+# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import equinox as eqx
@@ -22,7 +23,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
+from jaxtyping import Float
 
+from .design.platform import Platform
 from .numerics import safe_norm, safe_sqrt, time_integral, time_mean
 from .so3 import attitude_error
 from .trajectory import Trajectory
@@ -48,47 +51,47 @@ __all__ = [
 ]
 
 
-def position_error(traj: Trajectory) -> Array:
+def position_error(traj: Trajectory) -> Float[Array, "T 3"]:
     """``(T, 3)`` ``e_p = p_r - p`` (eq. 14) [m], world frame."""
     return traj.p_ref - traj.p
 
 
-def orientation_error(traj: Trajectory) -> Array:
+def orientation_error(traj: Trajectory) -> Float[Array, "T 3"]:
     """``(T, 3)`` ``e_R = 1/2 (R_r^T R - R^T R_r)^vee`` (eq. 15 as read here) [rad], body frame."""
     return jax.vmap(attitude_error)(traj.R, traj.R_ref)
 
 
-def mae(err: Array) -> Array:
+def mae(err: Float[Array, " T *k"]) -> Float[Array, "*k"]:
     """Mean absolute error per component over the samples: ``(T, k) -> (k,)`` (Table IV)."""
     return jnp.mean(jnp.abs(err), axis=0)
 
 
-def rmse(err: Array) -> Array:
+def rmse(err: Float[Array, " T *k"]) -> Float[Array, "*k"]:
     """Root-mean-square error per component: ``(T, k) -> (k,)``."""
     return safe_sqrt(jnp.mean(err**2, axis=0))
 
 
-def max_abs(err: Array) -> Array:
+def max_abs(err: Float[Array, " T *k"]) -> Float[Array, "*k"]:
     """Largest absolute deviation per component (maximum transient): ``(T, k) -> (k,)``."""
     return jnp.max(jnp.abs(err), axis=0)
 
 
-def rms_norm(err: Array) -> Array:
+def rms_norm(err: Float[Array, "T k"]) -> Float[Array, ""]:
     """``sqrt(mean_t |e|^2)`` of a ``(T, k)`` error, a scalar (the RMSE of the error vector)."""
     return safe_sqrt(jnp.mean(jnp.sum(err**2, axis=-1)))
 
 
-def mean_norm(err: Array) -> Array:
+def mean_norm(err: Float[Array, "T k"]) -> Float[Array, ""]:
     """``mean_t |e|`` of a ``(T, k)`` error, a scalar."""
     return jnp.mean(safe_norm(err))
 
 
-def thrust_impulse(traj: Trajectory, c_f: Array) -> Array:
+def thrust_impulse(traj: Trajectory, c_f: Float[Array, " n"]) -> Float[Array, ""]:
     """Total rotor thrust impulse ``int sum_i c_f,i |u_i| dt`` [N s] (trapezoidal rule)."""
     return time_integral(traj.t, jnp.sum(c_f * jnp.abs(traj.u), axis=-1))
 
 
-def effort_ratio(traj: Trajectory, platform) -> Array:
+def effort_ratio(traj: Trajectory, platform: Platform) -> Float[Array, ""]:
     """``mean_t sum_i c_f,i |u_i| / (m g)``: total rotor thrust over weight, time-averaged (dimensionless).
 
     1 for a flat design in hover, ``1 / eta`` for a tilted one (``eta`` the hover efficiency).
@@ -96,18 +99,18 @@ def effort_ratio(traj: Trajectory, platform) -> Array:
     return time_mean(traj.t, jnp.sum(platform.c_f * jnp.abs(traj.u), axis=-1)) / platform.weight
 
 
-def rotor_power(traj: Trajectory, c_tau: Array) -> Array:
+def rotor_power(traj: Trajectory, c_tau: Float[Array, " n"]) -> Float[Array, " T"]:
     """``(T,)`` aerodynamic power proxy ``sum_i c_tau,i |omega_i|^3`` [W] (shaft power ``tau_i omega_i``)."""
     return jnp.sum(c_tau * jnp.abs(traj.rotor_speed) ** 3, axis=-1)
 
 
-def reference_power(platform) -> Array:
+def reference_power(platform: Platform) -> Float[Array, ""]:
     """``P_ref = sum_i c_tau,i (m g / sum_j c_f,j)^(3/2)`` [W]: hover power of the same rotors on a flat design."""
     u_ref = platform.weight / jnp.sum(platform.c_f)
     return jnp.sum(platform.c_tau) * u_ref**1.5
 
 
-def speed_margin(traj: Trajectory, platform) -> Array:
+def speed_margin(traj: Trajectory, platform: Platform) -> Float[Array, "T n"]:
     """``(T, n)`` headroom of each rotor speed to its nearer bound, as a fraction of ``rotor_speed_max - rotor_speed_min``.
 
     ``m_i(t) = min(omega_i - rotor_speed_min,i, rotor_speed_max,i - omega_i) / (rotor_speed_max,i - rotor_speed_min,i)``:
@@ -122,12 +125,12 @@ def speed_margin(traj: Trajectory, platform) -> Array:
     return jnp.where(bounded, margin, 1.0)
 
 
-def saturation_margin(traj: Trajectory, platform) -> Array:
+def saturation_margin(traj: Trajectory, platform: Platform) -> Float[Array, ""]:
     """``min_{t,i} m_i(t)`` of :func:`speed_margin`: headroom of the busiest rotor (0 at a bound, 1 unbounded)."""
     return jnp.min(speed_margin(traj, platform))
 
 
-def tilt_summary(traj: Trajectory) -> dict[str, Array]:
+def tilt_summary(traj: Trajectory) -> dict[str, Float[Array, ""]]:
     """Range and fastest change of the applied tilt angles over the flight.
 
     For each angle set ``a`` in ``("alpha", "beta")``: ``a_min``, ``a_max`` [rad] over all samples
@@ -144,7 +147,7 @@ def tilt_summary(traj: Trajectory) -> dict[str, Array]:
     return out
 
 
-def servo_saturation_fraction(traj: Trajectory, platform, flight=None) -> Array:
+def servo_saturation_fraction(traj: Trajectory, platform: Platform, flight=None) -> Float[Array, ""]:
     """Share of save intervals in which any servo is saturated (dimensionless, in ``[0, 1]``).
 
     A servo of a tilting angle set is saturated when its angle is within 1e-6 rad of a limit of

@@ -34,6 +34,7 @@ derivatives in time). :func:`pitch_hover`, :func:`tilted_transfer`,
 :func:`pitching_figure_eight` and :func:`tilting_hex_maneuver` build the standard ones.
 """
 
+# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import abc
@@ -44,6 +45,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
+from jaxtyping import ArrayLike, Float
 
 from ._util import as_float as _f
 
@@ -74,27 +76,31 @@ class RefSample(eqx.Module):
     """Reference at one instant (world frame).
 
     Attributes:
-        p, v, a, j: ``(3,)`` position [m], velocity [m/s], acceleration [m/s^2], jerk [m/s^3].
+        p: ``(3,)`` position [m].
+        v: ``(3,)`` velocity [m/s].
+        a: ``(3,)`` acceleration [m/s^2].
+        j: ``(3,)`` jerk [m/s^3].
         R: ``(3, 3)`` reference attitude (body to world).
-        omega: ``(3,)`` reference body rate [rad/s]. omega_dot: ``(3,)`` [rad/s^2].
+        omega: ``(3,)`` reference body rate [rad/s].
+        omega_dot: ``(3,)`` reference body angular acceleration [rad/s^2].
         yaw: ``()`` heading [rad] for under-actuated controllers.
     """
 
-    p: Array
-    v: Array
-    a: Array
-    j: Array
-    R: Array
-    omega: Array
-    omega_dot: Array
-    yaw: Array
+    p: Float[Array, "3"]
+    v: Float[Array, "3"]
+    a: Float[Array, "3"]
+    j: Float[Array, "3"]
+    R: Float[Array, "3 3"]
+    omega: Float[Array, "3"]
+    omega_dot: Float[Array, "3"]
+    yaw: Float[Array, ""]
 
 
 class AbstractReference(eqx.Module):
     """A reference trajectory ``t -> RefSample``."""
 
     @abc.abstractmethod
-    def __call__(self, t: Array) -> RefSample:
+    def __call__(self, t: Float[ArrayLike, ""]) -> RefSample:
         """Sample at time ``t`` [s] (local time for a phase)."""
 
     @property
@@ -180,7 +186,7 @@ class Hover(_Phase):
         self.yaw = _finite("Hover", "yaw", yaw, (), "0.0")
         self.length = _positive("Hover", "duration", duration, "8.0")
 
-    def __call__(self, t):
+    def __call__(self, t: Float[ArrayLike, ""]) -> RefSample:
         z = jnp.zeros(3, dtype=self.position.dtype)
         return _sample(self.position, z, z, z, self.yaw)
 
@@ -203,7 +209,7 @@ class Transfer(_Phase):
         self.yaw = _finite("Transfer", "yaw", yaw, (), "0.0")
         self.length = _positive("Transfer", "duration", duration, "8.0")
 
-    def __call__(self, t):
+    def __call__(self, t: Float[ArrayLike, ""]) -> RefSample:
         T = self.length
         x = jnp.clip(t / T, 0.0, 1.0)
         s = x**3 * (10 - 15 * x + 6 * x**2)
@@ -249,7 +255,7 @@ class FigureEight(_Phase):
         self.period = _positive("FigureEight", "period", period, "30.0")
         self.length = _positive("FigureEight", "duration", duration, "29.0")
 
-    def __call__(self, t):
+    def __call__(self, t: Float[ArrayLike, ""]) -> RefSample:
         w = 2 * math.pi / self.period
         Ax, Ay = self.amplitude[0], self.amplitude[1]
         z = jnp.zeros_like(t)
@@ -278,7 +284,7 @@ class Circle(_Phase):
         self.period = _positive("Circle", "period", period, "10.0")
         self.length = _positive("Circle", "duration", duration, "10.0")
 
-    def __call__(self, t):
+    def __call__(self, t: Float[ArrayLike, ""]) -> RefSample:
         w = 2 * math.pi / self.period
         r = self.radius
         c, s, z = jnp.cos(w * t), jnp.sin(w * t), jnp.zeros_like(t)
@@ -339,7 +345,7 @@ class Sequence(AbstractReference):
             js.update(t0 + tj for tj in ph.jump_times)
         return tuple(sorted(t for t in js if 0 < t < self.duration))
 
-    def __call__(self, t):
+    def __call__(self, t: Float[ArrayLike, ""]) -> RefSample:
         samples = [ph(jnp.clip(t - t0, 0.0, ph.duration)) for t0, ph in zip(self.starts, self.phases)]
         ends = [t0 + ph.duration for t0, ph in zip(self.starts, self.phases)]
         conds = [t < e for e in ends[:-1]] + [jnp.ones_like(t, dtype=bool)]
@@ -402,7 +408,7 @@ class AbstractAttitude(eqx.Module):
     """Roll-pitch-yaw angles ``(phi, theta, psi)`` [rad] as a function of (local) time ``t`` [s]."""
 
     @abc.abstractmethod
-    def angles(self, t: Array) -> Array:
+    def angles(self, t: Float[ArrayLike, ""]) -> Float[Array, "3"]:
         """``(3,)`` ``(phi, theta, psi)`` [rad]; ``R = R_z(psi) R_y(theta) R_x(phi)``."""
 
     @property
@@ -419,7 +425,7 @@ class ConstantAttitude(AbstractAttitude):
     def __init__(self, rpy=(0.0, 0.0, 0.0)):
         self.rpy = _f(rpy)
 
-    def angles(self, t):
+    def angles(self, t: Float[ArrayLike, ""]) -> Float[Array, "3"]:
         return self.rpy + 0.0 * t
 
 
@@ -438,7 +444,7 @@ class AttitudeRamp(AbstractAttitude):
         self.start, self.end = _f(start), _f(end)
         self.ramp_time = _positive("AttitudeRamp", "ramp_time", ramp_time, "2.0")
 
-    def angles(self, t):
+    def angles(self, t: Float[ArrayLike, ""]) -> Float[Array, "3"]:
         x = jnp.clip(t / self.ramp_time, 0.0, 1.0)
         return self.start + (self.end - self.start) * x**3 * (10 - 15 * x + 6 * x**2)
 
@@ -454,7 +460,7 @@ class SinusoidalAttitude(AbstractAttitude):
         self.amplitude, self.offset = _f(amplitude), _f(offset)
         self.period = _positive("SinusoidalAttitude", "period", period, "30.0")
 
-    def angles(self, t):
+    def angles(self, t: Float[ArrayLike, ""]) -> Float[Array, "3"]:
         return self.offset + self.amplitude * jnp.sin(2 * math.pi * t / self.period)
 
 
@@ -495,7 +501,7 @@ class FullPose(AbstractReference):
         """True: the attitude is independent of the motion."""
         return True
 
-    def __call__(self, t):
+    def __call__(self, t: Float[ArrayLike, ""]) -> RefSample:
         base = self.position(t)
         t = jnp.asarray(t, dtype=base.p.dtype)
 

@@ -8,11 +8,13 @@ evaluated in jaxrotor (the exp and log maps use series expansions near the
 identity and a stable formula near a half turn).
 """
 
+# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
+from jaxtyping import Float
 
 __all__ = [
     "attitude_error",
@@ -30,7 +32,7 @@ __all__ = [
 ]
 
 
-def hat(w: ArrayLike) -> Array:
+def hat(w: Float[ArrayLike, "3"]) -> Float[Array, "3 3"]:
     """Skew-symmetric matrix of a 3-vector, ``[w]_x`` in the paper.
 
     Args:
@@ -50,7 +52,7 @@ def hat(w: ArrayLike) -> Array:
     )
 
 
-def vee(W: ArrayLike) -> Array:
+def vee(W: Float[ArrayLike, "3 3"]) -> Float[Array, "3"]:
     """Inverse of :func:`hat`, ``(.)^vee`` in the paper.
 
     Takes the skew-symmetric part, so ``vee(A) == vee((A - A.T) / 2)`` for any
@@ -66,21 +68,21 @@ def vee(W: ArrayLike) -> Array:
     return 0.5 * jnp.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0], W[1, 0] - W[0, 1]])
 
 
-def rot_x(angle: ArrayLike) -> Array:
+def rot_x(angle: Float[ArrayLike, ""]) -> Float[Array, "3 3"]:
     """Elementary rotation ``R_x(angle)`` about the x axis [rad] -> ``(3, 3)``."""
     c, s = jnp.cos(angle), jnp.sin(angle)
     o, z = jnp.ones_like(c), jnp.zeros_like(c)
     return jnp.array([[o, z, z], [z, c, -s], [z, s, c]])
 
 
-def rot_y(angle: ArrayLike) -> Array:
+def rot_y(angle: Float[ArrayLike, ""]) -> Float[Array, "3 3"]:
     """Elementary rotation ``R_y(angle)`` about the y axis [rad] -> ``(3, 3)``."""
     c, s = jnp.cos(angle), jnp.sin(angle)
     o, z = jnp.ones_like(c), jnp.zeros_like(c)
     return jnp.array([[c, z, s], [z, o, z], [-s, z, c]])
 
 
-def rot_z(angle: ArrayLike) -> Array:
+def rot_z(angle: Float[ArrayLike, ""]) -> Float[Array, "3 3"]:
     """Elementary rotation ``R_z(angle)`` about the z axis [rad] -> ``(3, 3)``."""
     c, s = jnp.cos(angle), jnp.sin(angle)
     o, z = jnp.ones_like(c), jnp.zeros_like(c)
@@ -97,7 +99,7 @@ def _sinc_coeffs(theta2: Array) -> tuple[Array, Array]:
     return A, B
 
 
-def exp(w: ArrayLike) -> Array:
+def exp(w: Float[ArrayLike, "3"]) -> Float[Array, "3 3"]:
     """Exponential map so(3) -> SO(3) (Rodrigues' formula).
 
     ``exp(w) = I + sin|w|/|w| [w]_x + (1 - cos|w|)/|w|^2 [w]_x^2``.
@@ -114,7 +116,7 @@ def exp(w: ArrayLike) -> Array:
     return jnp.eye(3, dtype=W.dtype) + A * W + B * (W @ W)
 
 
-def log(R: ArrayLike) -> Array:
+def log(R: Float[ArrayLike, "3 3"]) -> Float[Array, "3"]:
     """Logarithm map SO(3) -> so(3), the inverse of :func:`exp` for angles in [0, pi].
 
     Near the identity a series in ``s^2 = |vee(R)|^2 = sin^2(theta)`` keeps the
@@ -166,7 +168,7 @@ def log(R: ArrayLike) -> Array:
     return jnp.where(near_pi, w_pi, w_regular)
 
 
-def quat_to_rot(q: ArrayLike) -> Array:
+def quat_to_rot(q: Float[ArrayLike, "4"]) -> Float[Array, "3 3"]:
     """Unit quaternion ``(w, x, y, z)`` -> rotation matrix ``(3, 3)``.
 
     The quaternion is normalised first, so any non-zero 4-vector is accepted.
@@ -183,7 +185,7 @@ def quat_to_rot(q: ArrayLike) -> Array:
     )
 
 
-def rot_to_quat(R: ArrayLike) -> Array:
+def rot_to_quat(R: Float[ArrayLike, "3 3"]) -> Float[Array, "4"]:
     """Rotation matrix ``(3, 3)`` -> unit quaternion ``(w, x, y, z)`` with ``w >= 0``.
 
     Shepperd's method: the largest of ``w^2, x^2, y^2, z^2`` is computed from the
@@ -218,20 +220,20 @@ def rot_to_quat(R: ArrayLike) -> Array:
     return q / jnp.linalg.norm(q)
 
 
-def orthonormality_error(R: ArrayLike) -> Array:
+def orthonormality_error(R: Float[ArrayLike, "*batch 3 3"]) -> Float[Array, "*batch"]:
     """Frobenius norm ``||R^T R - I||``: drift of an integrated attitude from SO(3)."""
     R = jnp.asarray(R)
     return jnp.linalg.norm(jnp.swapaxes(R, -1, -2) @ R - jnp.eye(3, dtype=R.dtype), axis=(-2, -1))
 
 
-def project(R: ArrayLike) -> Array:
+def project(R: Float[ArrayLike, "3 3"]) -> Float[Array, "3 3"]:
     """Nearest rotation matrix to ``R`` in the Frobenius norm (polar decomposition by SVD)."""
     U, _, Vt = jnp.linalg.svd(jnp.asarray(R))
     D = jnp.diag(jnp.array([1.0, 1.0, jnp.linalg.det(U @ Vt)], dtype=U.dtype))
     return U @ D @ Vt
 
 
-def attitude_error(R: ArrayLike, R_r: ArrayLike) -> Array:
+def attitude_error(R: Float[ArrayLike, "3 3"], R_r: Float[ArrayLike, "3 3"]) -> Float[Array, "3"]:
     """Geometric attitude error ``e_R = 1/2 (R_r^T R - R^T R_r)^vee`` ``(3,)`` [rad, small-angle], body frame.
 
     The paper prints eq. (15) as ``1/2 (R_r - R)^vee``; ``R_r - R`` is not

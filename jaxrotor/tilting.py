@@ -57,6 +57,7 @@ Every solve here is a damped normal-equation solve (no SVD), so derivatives are
 defined even where singular values coincide.
 """
 
+# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import math
@@ -66,6 +67,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
+from jaxtyping import Bool, Float
 
 from .allocation import (
     allocation_matrix,
@@ -74,7 +76,7 @@ from .allocation import (
     rotor_positions,
 )
 from .allocators import AbstractAllocator, Allocation, AllocationData, allocation_record
-from .design.platform import Platform, is_concrete, per_rotor_angles
+from .design.platform import AngleArray, Platform, is_concrete, per_rotor_angles
 from .metrics import reference_power
 from .numerics import safe_norm
 
@@ -143,8 +145,8 @@ def _outside(value, limits) -> np.ndarray:
 # --------------------------------------------------------------------------- speeds at the applied angles
 
 
-def speeds_at(platform: Platform, wrench: Array, alpha: Array | None, beta: Array | None, u_hint: Array,
-              damping: float = 1e-8) -> tuple[Array, Array]:
+def speeds_at(platform: Platform, wrench: Float[Array, "6"], alpha: AngleArray | None, beta: AngleArray | None,
+              u_hint: Float[Array, " n"], damping: float = 1e-8) -> tuple[Float[Array, " n"], Float[Array, "6 n"]]:
     """Inputs for ``wrench`` at the angles the servos apply: ``u = clip(u_h + G_s^+ S (w - G u_h), u_min, u_max)``.
 
     ``G = G(alpha, beta)`` (eq. 10) at the applied angles, ``S`` the unit-consistent row
@@ -195,7 +197,7 @@ def _basis(platform: Platform, modes: tuple[str, ...]) -> Array:
     return jnp.stack([ex, ey, ez], axis=-1)
 
 
-def extended_matrix(platform: Platform, angles: tuple[str, ...] | None = None) -> Array:
+def extended_matrix(platform: Platform, angles: tuple[str, ...] | None = None) -> Float[Array, "6 nk"]:
     """The ``6 x (k n)`` matrix ``A`` with ``w = A v`` (module docstring), columns rotor-major.
 
     Column ``(i, j)``: ``[e_ij; p_i x e_ij + (kappa_i c_tau,i / c_f,i) e_ij]`` for the basis
@@ -214,17 +216,19 @@ class ExtendedSolution(eqx.Module):
 
     Attributes:
         v: ``(n, k)`` decomposed thrust variables [N].
-        thrust: ``(n,)`` ``|v_i|`` [N]. u: ``(n,)`` ``|v_i| / c_f,i`` [rad^2/s^2] (unclipped).
-        alpha, beta: commanded angles ``(n,)`` [rad] (``None`` for a set that does not tilt).
+        thrust: ``(n,)`` ``|v_i|`` [N].
+        u: ``(n,)`` ``|v_i| / c_f,i`` [rad^2/s^2] (unclipped).
+        alpha: commanded cant angles ``(n,)`` [rad] (``None`` if the cant does not tilt).
+        beta: commanded dihedral angles ``(n,)`` [rad] (``None`` if the dihedral does not tilt).
         angle_clipped: ``(n,)`` bool, a commanded angle sits at a servo limit.
     """
 
-    v: Array
-    thrust: Array
-    u: Array
-    alpha: Array | None
-    beta: Array | None
-    angle_clipped: Array
+    v: Float[Array, "n k"]
+    thrust: Float[Array, " n"]
+    u: Float[Array, " n"]
+    alpha: Float[Array, " n"] | None
+    beta: Float[Array, " n"] | None
+    angle_clipped: Bool[Array, " n"]
 
 
 class ExtendedVariable(AbstractAllocator):
@@ -324,7 +328,8 @@ class ExtendedVariable(AbstractAllocator):
         """``alpha_limits`` or ``beta_limits`` [rad]."""
         return self.alpha_limits if key == "alpha" else self.beta_limits
 
-    def solve(self, platform: Platform, wrench: Array, alpha: Array, beta: Array) -> ExtendedSolution:
+    def solve(self, platform: Platform, wrench: Float[Array, "6"], alpha: AngleArray, beta: AngleArray
+             ) -> ExtendedSolution:
         """Extended-variable solution for ``wrench`` ``(6,)`` [N, N m] from the current angles ``alpha``, ``beta`` [rad]."""
         modes = _modes(platform, self.angles)
         E = _basis(platform, modes)
@@ -391,7 +396,7 @@ class ExtendedVariable(AbstractAllocator):
         return ExtendedSolution(v=V, thrust=thrust, u=thrust / platform.c_f, alpha=a_cmd, beta=b_cmd,
                                 angle_clipped=clipped)
 
-    def allocate_tilting(self, platform, wrench, state, servo) -> Allocation:
+    def allocate_tilting(self, platform: Platform, wrench: Float[Array, "6"], state, servo) -> Allocation:
         """Commands from :meth:`solve` at the servo state; ``u`` by :func:`speeds_at` at the applied angles."""
         sol = self.solve(platform, wrench, state.alpha, state.beta)
         applied = {}
@@ -400,7 +405,7 @@ class ExtendedVariable(AbstractAllocator):
         u, G = speeds_at(platform, wrench, applied["alpha"], applied["beta"], sol.u, self.speed_damping)
         return allocation_record(G, platform.u_min, platform.u_max, wrench, u, alpha=sol.alpha, beta=sol.beta)
 
-    def __call__(self, data: AllocationData, wrench: Array) -> Allocation:
+    def __call__(self, data: AllocationData, wrench: Float[Array, "6"]) -> Allocation:
         """Inputs at a given geometry (``data`` prepared at the applied angles): ``clip(G^+ w, u_min, u_max)``."""
         u = jnp.clip(data.G_pinv @ wrench, data.u_min, data.u_max)
         return allocation_record(data.G, data.u_min, data.u_max, wrench, u)
@@ -499,16 +504,17 @@ class CantSelection(AbstractAllocator):
         """``limits`` [rad] for the cant (``"alpha"``); unbounded otherwise."""
         return self.limits if key == "alpha" else (-math.inf, math.inf)
 
-    def grid(self, dtype) -> Array:
+    def grid(self, dtype) -> Float[Array, " candidates"]:
         """``(candidates,)`` candidate cants spanning ``limits`` [rad]."""
         return jnp.linspace(self.limits[0], self.limits[1], self.candidates, dtype=dtype)
 
-    def cost(self, platform: Platform, alpha0: Array, force: Array, alpha_cur: Array) -> Array:
+    def cost(self, platform: Platform, alpha0: Float[Array, ""], force: Float[Array, "3"], alpha_cur: Float[Array, ""]
+             ) -> Float[Array, ""]:
         """``J(alpha_0)`` of the module docstring for the requested body force ``force`` ``(3,)`` [N]."""
         power, smooth, viol, resid, _ = _cant_terms(platform, alpha0, force, alpha_cur, self.margin, self.damping)
         return power + self.smoothness * smooth + self.feasibility * (viol + resid)
 
-    def select(self, platform: Platform, force: Array, alpha_cur: Array) -> Array:
+    def select(self, platform: Platform, force: Float[Array, "3"], alpha_cur: Float[Array, ""]) -> Float[Array, ""]:
         """The chosen ``alpha_0`` [rad]: soft-min of ``J`` over :meth:`grid`, then ``newton_steps`` guarded Newton steps."""
         cands = self.grid(force.dtype)
         J = jax.vmap(lambda a: self.cost(platform, a, force, alpha_cur))(cands)
@@ -523,14 +529,14 @@ class CantSelection(AbstractAllocator):
             a = jnp.clip(a - jnp.clip(g / jnp.maximum(h, h_floor), -step_max, step_max), *self.limits)
         return a
 
-    def allocate_tilting(self, platform, wrench, state, servo) -> Allocation:
+    def allocate_tilting(self, platform: Platform, wrench: Float[Array, "6"], state, servo) -> Allocation:
         """``alpha_0`` from :meth:`select` at the servo state, ``u`` by :func:`speeds_at` at the applied ``alpha_0``."""
         a_cmd = self.select(platform, wrench[:3], state.alpha)
         a_applied = servo.applied(state.alpha, a_cmd)[0]
         u, G = speeds_at(platform, wrench, a_applied, None, jnp.zeros_like(platform.c_f))
         return allocation_record(G, platform.u_min, platform.u_max, wrench, u, alpha=a_cmd)
 
-    def __call__(self, data: AllocationData, wrench: Array) -> Allocation:
+    def __call__(self, data: AllocationData, wrench: Float[Array, "6"]) -> Allocation:
         """Inputs at a given geometry: ``clip(G^+ w, u_min, u_max)``."""
         u = jnp.clip(data.G_pinv @ wrench, data.u_min, data.u_max)
         return allocation_record(data.G, data.u_min, data.u_max, wrench, u)
@@ -581,7 +587,7 @@ class CantLookupTable(eqx.Module):
                    u_hi=jnp.where(finite, platform.u_max - band, jnp.inf), p_ref=reference_power(platform),
                    smoothness=smoothness)
 
-    def select(self, force: Array, alpha_cur: Array) -> Array:
+    def select(self, force: Float[Array, "3"], alpha_cur: Float[Array, ""]) -> Float[Array, ""]:
         """The table's cant [rad] for the body force ``force`` ``(3,)`` [N] from the current cant ``alpha_cur``."""
         u = self.K @ force  # (N, n)
         viol = jnp.sum(jnp.maximum(self.u_lo - u, 0.0) + jnp.maximum(u - self.u_hi, 0.0), axis=-1)

@@ -75,7 +75,9 @@ def divergence_flag(p, v, omega, solver_ok, limits) -> Array:
     """True if any sample is non-finite or beyond the runaway limits, or the solver failed.
 
     Args:
-        p, v, omega: ``(T, 3)`` time series (world position [m], world velocity [m/s], body rate [rad/s]).
+        p: ``(T, 3)`` world position [m].
+        v: ``(T, 3)`` world velocity [m/s].
+        omega: ``(T, 3)`` body rate [rad/s].
         solver_ok: ``()`` bool from the diffrax result.
         limits: a :class:`~jaxrotor.flight.DivergenceLimits`: a sample with ``|p| > max_position``,
             ``|v| > max_speed`` or ``|omega| > max_rate`` (Euclidean norms) counts as runaway.

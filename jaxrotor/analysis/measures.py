@@ -6,6 +6,7 @@ at the centre of mass, inputs ``u_i = omega_i^2`` [rad^2/s^2]. The exact,
 linear-programming counterparts of these numbers are in :mod:`jaxrotor.analysis.exact`.
 """
 
+# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import equinox as eqx
@@ -13,9 +14,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
+from jaxtyping import Float
 
 from ..allocation import force_matrix, hover_inputs, scaled_allocation_matrix
-from ..design.platform import Platform
+from ..design.platform import AngleLike, Platform
 from ._system import normalised
 from .barrier import barrier_lp, barrier_schedule, null_projector
 
@@ -51,7 +53,8 @@ def _gram_eigenvalues(platform: Platform, alpha, beta) -> Array:
     return jnp.maximum(_eigvalsh(Gs @ Gs.T), 0.0)
 
 
-def singular_values(platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> Array:
+def singular_values(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None
+                   ) -> Float[Array, "6"]:
     """Singular values of the unit-consistent ``G_s`` (:func:`jaxrotor.allocation.scaled_allocation_matrix`), descending.
 
     ``sigma_k = sqrt(lambda_k)`` with ``lambda_k >= 0`` the eigenvalues of the
@@ -65,7 +68,8 @@ def singular_values(platform: Platform, alpha: Array | None = None, beta: Array 
     return jnp.sqrt(_gram_eigenvalues(platform, alpha, beta)[::-1])
 
 
-def condition_number(platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> Array:
+def condition_number(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None
+                    ) -> Float[Array, ""]:
     """Condition number ``kappa = sigma_1 / sigma_6`` of the unit-consistent ``G_s`` (differentiable).
 
     ``kappa(G_s) = sqrt(lambda_max / lambda_min)`` with ``lambda >= 0`` the
@@ -78,7 +82,8 @@ def condition_number(platform: Platform, alpha: Array | None = None, beta: Array
 
     Args:
         platform: the design.
-        alpha, beta: optional tilt angles (shapes of ``platform.alpha`` / ``platform.beta``).
+        alpha: optional cant angle(s) [rad] (shape of ``platform.alpha``).
+        beta: optional dihedral angle(s) [rad] (shape of ``platform.beta``).
 
     Returns:
         ``()`` dimensionless condition number ``>= 1``.
@@ -87,7 +92,8 @@ def condition_number(platform: Platform, alpha: Array | None = None, beta: Array
     return jnp.sqrt(lam[-1] / lam[0])
 
 
-def hover_efficiency(platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> Array:
+def hover_efficiency(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None
+                    ) -> Float[Array, ""]:
     """Hover efficiency ``|sum_i f_i| / sum_i |f_i|`` at the minimum-norm hover input (differentiable).
 
     With ``u_h = G^+ [0, 0, m g, 0, 0, 0]`` (level attitude, zero moment,
@@ -104,7 +110,7 @@ def hover_efficiency(platform: Platform, alpha: Array | None = None, beta: Array
     return jnp.linalg.norm(force_matrix(platform, alpha, beta) @ u) / jnp.sum(platform.c_f * jnp.abs(u))
 
 
-def horizontal_directions(n_directions: int, dtype=None) -> np.ndarray:
+def horizontal_directions(n_directions: int, dtype=None) -> Float[np.ndarray, "k 2"]:
     """The set of horizontal unit directions used by the lateral-force capability.
 
     ``d_k = (cos theta_k, sin theta_k)``, ``theta_k = 2 pi k / K``, ``k = 0..K-1``,
@@ -141,15 +147,15 @@ def _lateral_rho(A: Array, lo: Array, hi: Array, x0: Array, d: Array, t_schedule
 
 def smooth_lateral_force_capability(
     platform: Platform,
-    alpha: Array | None = None,
-    beta: Array | None = None,
+    alpha: AngleLike | None = None,
+    beta: AngleLike | None = None,
     *,
     n_directions: int = 36,
     temperature: float = 1e-3,
     barrier_t_max: float = 1e5,
     stages: int = 6,
     newton_steps: int = 12,
-) -> Array:
+) -> Float[Array, ""]:
     """Smooth, differentiable lateral-force capability at hover [N] (pure JAX, jit-able).
 
     The exact capability (:func:`jaxrotor.analysis.lateral_force_capability`) is
@@ -177,7 +183,8 @@ def smooth_lateral_force_capability(
 
     Args:
         platform: the design (its ``u_min``/``u_max`` are the input bounds).
-        alpha, beta: optional tilt angles.
+        alpha: optional cant angle(s) [rad] (shape of ``platform.alpha``).
+        beta: optional dihedral angle(s) [rad] (shape of ``platform.beta``).
         n_directions: number ``K`` of equally spaced horizontal directions (static).
         temperature: soft-min temperature as a fraction of the weight ``m g``; 0 for a hard min.
         barrier_t_max: final barrier weight (normalised units).
@@ -226,14 +233,14 @@ def _max_min_ratio(Ms: Array, t_schedule: Array) -> Array:
 
 def rotor_loss_margin(
     platform: Platform,
-    alpha: Array | None = None,
-    beta: Array | None = None,
+    alpha: AngleLike | None = None,
+    beta: AngleLike | None = None,
     *,
     temperature: float = 1e-3,
     barrier_t_max: float = 1e6,
     stages: int = 6,
     newton_steps: int = 10,
-) -> Array:
+) -> Float[Array, ""]:
     """Differentiable static-hover margin after the worst single rotor loss (pure JAX).
 
     For each rotor ``j`` the column ``j`` of the moment matrix is removed and the
@@ -261,9 +268,12 @@ def rotor_loss_margin(
 
     Args:
         platform: the design.
-        alpha, beta: optional tilt angles.
+        alpha: optional cant angle(s) [rad] (shape of ``platform.alpha``).
+        beta: optional dihedral angle(s) [rad] (shape of ``platform.beta``).
         temperature: soft-min temperature (dimensionless, static); 0 for a hard minimum.
-        barrier_t_max, stages, newton_steps: barrier path (static).
+        barrier_t_max: final barrier weight (normalised units, static).
+        stages: number of barrier weights, each 10 times the previous (static).
+        newton_steps: damped Newton steps per barrier weight (static).
 
     Returns:
         ``()`` dimensionless margin (``<= 1``; ``1`` when equal inputs give zero moment).

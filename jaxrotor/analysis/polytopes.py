@@ -47,6 +47,7 @@ Units: forces [N], moments [N m]; computations run on the normalised system of
 are scaled back.
 """
 
+# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import dataclasses
@@ -56,8 +57,9 @@ import math
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
+from jaxtyping import Float
 
-from ..design.platform import Platform
+from ..design.platform import AngleLike, Platform
 from ._system import System, exact, normalised
 
 __all__ = [
@@ -414,7 +416,7 @@ def _segment_length(U: Array, bn: Array, p0: Array, d: Array, usable: Array, tol
     return jnp.where(usable & ~blocked & (length < big), length, 0.0)
 
 
-def halfspace_volume(a: Array, b: Array) -> Array:
+def halfspace_volume(a: Float[Array, "m 3"], b: Float[Array, " m"]) -> Float[Array, ""]:
     """Volume of the bounded polytope ``{f in R^3 : a f <= b}`` (pure JAX, exact, piecewise smooth).
 
     ``V = (1/3) sum_i w_i (b_i / |a_i|) A_i`` (divergence theorem about the origin),
@@ -427,7 +429,8 @@ def halfspace_volume(a: Array, b: Array) -> Array:
     an unbounded one is not detected (give a bounded set).
 
     Args:
-        a: ``(m, 3)`` normals, b: ``(m,)`` offsets (any units; ``V`` in their cube).
+        a: ``(m, 3)`` normals (any units).
+        b: ``(m,)`` offsets (any units; ``V`` in their cube).
 
     Returns:
         ``()`` the volume.
@@ -452,7 +455,7 @@ def halfspace_volume(a: Array, b: Array) -> Array:
     return jnp.sum(w * bn * area) / 3.0
 
 
-def halfspace_area(a: Array, b: Array) -> Array:
+def halfspace_area(a: Float[Array, "m 2"], b: Float[Array, " m"]) -> Float[Array, ""]:
     """Area of the bounded polygon ``{p in R^2 : a p <= b}`` (pure JAX, exact, piecewise smooth).
 
     ``A = (1/2) sum_i w_i (b_i / |a_i|) L_i`` with ``L_i`` the length of the edge on
@@ -461,7 +464,8 @@ def halfspace_area(a: Array, b: Array) -> Array:
     feasibility (``0 <= b_i``). An empty set gives 0.
 
     Args:
-        a: ``(m, 2)`` normals, b: ``(m,)`` offsets.
+        a: ``(m, 2)`` normals.
+        b: ``(m,)`` offsets.
 
     Returns:
         ``()`` the area.
@@ -491,8 +495,8 @@ def _cross5(B: Array) -> Array:
     return jnp.linalg.det(minors) * jnp.asarray(_COFACTOR_SIGN, B.dtype)
 
 
-def zero_moment_halfspaces(platform: Platform, alpha: Array | None = None, beta: Array | None = None
-                           ) -> tuple[Array, Array]:
+def zero_moment_halfspaces(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None
+                           ) -> tuple[Float[Array, "m 3"], Float[Array, " m"]]:
     """Half-spaces ``a f <= b`` of ``F_B`` in weight units (``f = F u / (m g)``), pure JAX.
 
     One pair per 5-subset ``S`` of the ``n >= 6`` rotors: ``c_S`` the generalised cross
@@ -526,7 +530,8 @@ def zero_moment_halfspaces(platform: Platform, alpha: Array | None = None, beta:
     return jnp.concatenate([c[:, :3], -c[:, :3]]), jnp.concatenate([hp, hm])
 
 
-def zero_moment_force_volume(platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> Array:
+def zero_moment_force_volume(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None
+                            ) -> Float[Array, ""]:
     """Volume of the zero-moment force set ``F_B`` [N^3], differentiable (pure JAX).
 
     :func:`halfspace_volume` of :func:`zero_moment_halfspaces` times ``(m g)^3``;
@@ -542,7 +547,8 @@ def zero_moment_force_volume(platform: Platform, alpha: Array | None = None, bet
     return zero_moment_measures(platform, alpha, beta)[0]
 
 
-def hover_section_area(platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> Array:
+def hover_section_area(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None
+                      ) -> Float[Array, ""]:
     """Area of the hover section ``F_B ∩ {f_z = m g}`` [N^2], differentiable (pure JAX).
 
     :func:`halfspace_area` of ``a_xy p <= b - a_z`` (the half-spaces of
@@ -556,7 +562,8 @@ def hover_section_area(platform: Platform, alpha: Array | None = None, beta: Arr
     return zero_moment_measures(platform, alpha, beta)[1]
 
 
-def volume_above_hover(platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> Array:
+def volume_above_hover(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None
+                      ) -> Float[Array, ""]:
     """Volume of ``F_B ∩ {f_z >= m g}`` [N^3], differentiable (pure JAX).
 
     :func:`halfspace_volume` of :func:`zero_moment_halfspaces` plus ``-f_z <= -1``
@@ -569,7 +576,8 @@ def volume_above_hover(platform: Platform, alpha: Array | None = None, beta: Arr
     return zero_moment_measures(platform, alpha, beta)[2]
 
 
-def zero_moment_measures(platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> Array:
+def zero_moment_measures(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None
+                        ) -> Float[Array, "3"]:
     """``(3,)`` :func:`zero_moment_force_volume` [N^3], :func:`hover_section_area` [N^2] and
     :func:`volume_above_hover` [N^3] from one set of half-spaces (pure JAX, differentiable)."""
     a, b = zero_moment_halfspaces(platform, alpha, beta)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._util import to_jsonable
-from ..design.platform import Platform
+from ..design.platform import AngleLike, Platform
 from ._system import system
 from .exact import (RotorLoss, _class_of, hover_solution, lateral_force_capability, max_torques_at_hover, ranks,
                     rotor_loss, static_hoverability, thrust_to_weight, torque_rows_balanced, unreachable_axes,
@@ -123,7 +123,8 @@ class ActuationReport:
         return {f.name: to_jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
 
-def analyze(platform: Platform, alpha=None, beta=None, *, n_directions: int = 36) -> ActuationReport:
+def analyze(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None, *,
+            n_directions: int = 36) -> ActuationReport:
     """Compute the full :class:`ActuationReport` of a concrete platform.
 
     Builds the normalised system once and calls every exact measure of
@@ -131,8 +132,9 @@ def analyze(platform: Platform, alpha=None, beta=None, *, n_directions: int = 36
 
     Args:
         platform: the design (concrete, not traced).
-        alpha, beta: optional tilt angles for a tilting platform (shapes of
-            ``platform.alpha`` / ``platform.beta``); default the platform's own.
+        alpha: optional cant angle(s) [rad] for a tilting platform (shape of ``platform.alpha``);
+            default the platform's own.
+        beta: optional dihedral angle(s) [rad] (shape of ``platform.beta``); default the platform's own.
         n_directions: number of horizontal directions for the lateral-force capability.
 
     Returns:

@@ -183,8 +183,10 @@ def coaxial_layout(
         mass: total mass [kg]; default ``base.mass``.
         inertia: ``(3, 3)`` or diagonal inertia [kg m^2]; default from ``hub_mass`` if
             given (lumped parts), else ``base.inertia``.
-        hub_mass, body_radius, body_height: lumped-inertia parts (see
+        hub_mass: mass of each hub [kg], a lumped-inertia part (see
             :func:`~jaxrotor.design.platform.lumped_inertia`).
+        body_radius: radius of the central body [m], a lumped-inertia part.
+        body_height: height of the central body [m], a lumped-inertia part.
         gravity: ``g`` [m/s^2]; default ``base.gravity``.
         name: default ``base.name + "_coax"``.
 

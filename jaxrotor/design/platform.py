@@ -14,6 +14,7 @@ the Table I label reports (``alpha_0`` vs ``alpha_i``).
 Conventions: body frame FLU at the centre of mass, SI units, angles in radians.
 """
 
+# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import math
@@ -24,6 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
+from jaxtyping import ArrayLike, Float
 
 from .. import so3
 from .._util import as_float as _float
@@ -42,6 +44,11 @@ __all__ = [
 ]
 
 TILT_ANGLES = ("alpha", "beta")
+#: Annotation of a tilt-angle argument [rad]: ``()`` for an interdependent ``alpha_0``/``beta_0``,
+#: ``(n,)`` for per-rotor ``alpha_i``/``beta_i`` (``n`` binds with the other arrays of the call).
+AngleLike = Float[ArrayLike, ""] | Float[ArrayLike, " n"]
+#: The same for a JAX array (platform fields, vehicle state, allocation records).
+AngleArray = Float[Array, ""] | Float[Array, " n"]
 _HALF_PI = math.pi / 2
 
 
@@ -92,23 +99,23 @@ class Platform(eqx.Module):
         name: static human-readable name.
     """
 
-    arm_length: Array
-    gamma: Array
-    delta: Array
-    alpha: Array
-    beta: Array
-    alpha_sign: Array
-    beta_sign: Array
-    positions: Array | None
-    axes: Array | None
-    c_f: Array
-    c_tau: Array
-    kappa: Array
-    mass: Array
-    inertia: Array
-    gravity: Array
-    rotor_speed_min: Array
-    rotor_speed_max: Array
+    arm_length: Float[Array, ""]
+    gamma: Float[Array, " n"]
+    delta: Float[Array, " n"]
+    alpha: AngleArray
+    beta: AngleArray
+    alpha_sign: Float[Array, " n"]
+    beta_sign: Float[Array, " n"]
+    positions: Float[Array, "n 3"] | None
+    axes: Float[Array, "n 3"] | None
+    c_f: Float[Array, " n"]
+    c_tau: Float[Array, " n"]
+    kappa: Float[Array, " n"]
+    mass: Float[Array, ""]
+    inertia: Float[Array, "3 3"]
+    gravity: Float[Array, ""]
+    rotor_speed_min: Float[Array, " n"]
+    rotor_speed_max: Float[Array, " n"]
     tilting: tuple[str, ...] = eqx.field(static=True, default=())
     name: str = eqx.field(static=True, default="platform")
 
@@ -126,17 +133,17 @@ class Platform(eqx.Module):
         return len(self.tilting) > 0
 
     @property
-    def u_min(self) -> Array:
+    def u_min(self) -> Float[Array, " n"]:
         """``(n,)`` lower input bound ``u_min = rotor_speed_min^2`` [rad^2/s^2]."""
         return self.rotor_speed_min**2
 
     @property
-    def u_max(self) -> Array:
+    def u_max(self) -> Float[Array, " n"]:
         """``(n,)`` upper input bound ``u_max = rotor_speed_max^2`` [rad^2/s^2] (``inf`` if unbounded)."""
         return self.rotor_speed_max**2
 
     @property
-    def weight(self) -> Array:
+    def weight(self) -> Float[Array, ""]:
         """``m g`` [N]."""
         return self.mass * self.gravity
 
@@ -263,7 +270,8 @@ def _validate(p: Platform) -> None:
 # --------------------------------------------------------------------------- geometry (eqs. 3-4)
 
 
-def per_rotor_angles(platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> tuple[Array, Array]:
+def per_rotor_angles(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None
+                     ) -> tuple[Float[Array, " n"], Float[Array, " n"]]:
     """Per-rotor cant and dihedral angles ``(alpha_i, beta_i)``, each ``(n,)`` [rad].
 
     Args:
@@ -283,7 +291,7 @@ def per_rotor_angles(platform: Platform, alpha: Array | None = None, beta: Array
     return a_i, b_i
 
 
-def rotor_positions(platform: Platform) -> Array:
+def rotor_positions(platform: Platform) -> Float[Array, "n 3"]:
     """Hub positions in the body frame, eq. (3): ``p_i = l R_z(gamma_i) R_y(delta_i) x_B``.
 
     Note the sign: with ``R_y`` a right-handed rotation, ``R_y(delta) x_B`` points
@@ -300,7 +308,8 @@ def rotor_positions(platform: Platform) -> Array:
     return l * jnp.stack([cd * jnp.cos(g), cd * jnp.sin(g), -jnp.sin(d)], axis=-1)
 
 
-def rotor_axes(platform: Platform, alpha: Array | None = None, beta: Array | None = None) -> Array:
+def rotor_axes(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None
+              ) -> Float[Array, "n 3"]:
     """Unit spin axes in the body frame, eq. (4): ``z_i = R_z(gamma_i) R_y(beta_i) R_x(alpha_i) z_B``.
 
     The paper prints ``R(beta_i)``; its text defines the dihedral as a rotation
@@ -308,8 +317,9 @@ def rotor_axes(platform: Platform, alpha: Array | None = None, beta: Array | Non
 
     Args:
         platform: the design.
-        alpha, beta: optional tilt overrides (see :func:`per_rotor_angles`); for a
-            tilting platform these are the current servo angles.
+        alpha: optional cant override (see :func:`per_rotor_angles`); for a tilting
+            platform the current servo angles [rad].
+        beta: optional dihedral override, likewise.
 
     Returns:
         ``(n, 3)`` unit vectors; the explicit ``platform.axes`` if given.
@@ -333,12 +343,12 @@ def _rotor_axis_reference(gamma, alpha, beta):
 
 
 def lumped_inertia(
-    positions: Array,
-    hub_mass: float | Array,
+    positions: Float[ArrayLike, "n 3"],
+    hub_mass: float | Float[ArrayLike, " n"],
     body_mass: float,
     body_radius: float,
     body_height: float = 0.0,
-) -> Array:
+) -> Float[Array, "3 3"]:
     """Inertia of point masses at the hubs plus a central solid cylinder, about the centre of mass.
 
     ``J = sum_i m_h (|p_i|^2 I - p_i p_i^T) + J_cyl``, with
@@ -381,7 +391,7 @@ def _per_rotor(value, n: int, name: str) -> Array:
     return arr
 
 
-def alternating(n: int, first: float = -1.0) -> Array:
+def alternating(n: int, first: float = -1.0) -> Float[Array, " n"]:
     """Sign pattern ``(-1)^i`` for ``i = 1..n`` (``first = -1``), as in Table II."""
     return _float([first * (-1.0) ** k for k in range(n)])
 
@@ -418,7 +428,7 @@ def star_platform(
     beta_sign: Sequence[float] | None = None,
     delta: float | Sequence[float] = 0.0,
     gamma: Sequence[float] | None = None,
-    inertia: Array | Sequence[float] | None = None,
+    inertia: Float[ArrayLike, "3 3"] | Float[ArrayLike, "3"] | Sequence[float] | None = None,
     hub_mass: float | None = None,
     body_radius: float = 0.1,
     body_height: float = 0.0,
@@ -434,8 +444,8 @@ def star_platform(
         n: rotor count (any ``n >= 1``).
         arm_length: ``l`` [m].
         mass: total mass [kg].
-        c_f, c_tau: thrust [N s^2/rad^2] and drag-torque [N m s^2/rad^2] coefficients,
-            scalar or ``(n,)``.
+        c_f: thrust coefficients [N s^2/rad^2], scalar or ``(n,)``.
+        c_tau: drag-torque coefficients [N m s^2/rad^2], scalar or ``(n,)``.
         kappa: ``(n,)`` spin directions (-1 CCW, +1 CW); default ``(-1)^i``, i.e.
             rotor 1 counter-clockwise, alternating.
         alpha: cant [rad]: a scalar is the interdependent ``alpha_0`` (with
@@ -448,7 +458,8 @@ def star_platform(
         inertia: ``(3, 3)`` or diagonal ``(3,)`` [kg m^2]; if ``None``, built by
             :func:`lumped_inertia` from ``hub_mass``, ``body_radius``, ``body_height``.
         gravity: ``g`` [m/s^2].
-        rotor_speed_min, rotor_speed_max: rotor speed bounds [rad/s], scalar or ``(n,)``.
+        rotor_speed_min: lower rotor speed bound [rad/s], scalar or ``(n,)``.
+        rotor_speed_max: upper rotor speed bound [rad/s], scalar or ``(n,)`` (``inf`` for none).
         tilting: angle sets actuated in flight, subset of ``("alpha", "beta")``.
         name: a name for reports.
 
@@ -506,14 +517,14 @@ def star_platform(
 
 
 def explicit_platform(
-    positions: Array | Sequence[Sequence[float]],
+    positions: Float[ArrayLike, "n 3"] | Sequence[Sequence[float]],
     *,
     mass: float,
     c_f: float | Sequence[float],
     c_tau: float | Sequence[float],
     kappa: Sequence[float],
-    axes: Array | Sequence[Sequence[float]] | None = None,
-    inertia: Array | Sequence[float] | None = None,
+    axes: Float[ArrayLike, "n 3"] | Sequence[Sequence[float]] | None = None,
+    inertia: Float[ArrayLike, "3 3"] | Float[ArrayLike, "3"] | Sequence[float] | None = None,
     hub_mass: float | None = None,
     body_radius: float = 0.1,
     body_height: float = 0.0,
@@ -528,7 +539,18 @@ def explicit_platform(
         positions: ``(n, 3)`` hub positions [m].
         axes: ``(n, 3)`` unit spin axes; default all ``z_B`` (zero tilt).
         kappa: ``(n,)`` spin directions (-1 CCW, +1 CW).
-        Other arguments as in :func:`star_platform`.
+        mass: total mass [kg].
+        c_f: thrust coefficients [N s^2/rad^2], scalar or ``(n,)``.
+        c_tau: drag-torque coefficients [N m s^2/rad^2], scalar or ``(n,)``.
+        inertia: ``(3, 3)`` or diagonal ``(3,)`` [kg m^2]; if ``None``, built by
+            :func:`lumped_inertia` from ``hub_mass``, ``body_radius``, ``body_height``.
+        hub_mass: mass of each motor-propeller assembly [kg] (lumped inertia).
+        body_radius: radius of the central cylinder [m] (lumped inertia).
+        body_height: height of the central cylinder [m] (lumped inertia).
+        gravity: ``g`` [m/s^2].
+        rotor_speed_min: lower rotor speed bound [rad/s], scalar or ``(n,)``.
+        rotor_speed_max: upper rotor speed bound [rad/s], scalar or ``(n,)`` (``inf`` for none).
+        name: a name for reports.
 
     Returns:
         A validated :class:`Platform` whose geometry ignores the angle fields.

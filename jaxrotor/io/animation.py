@@ -67,7 +67,8 @@ class FlightAnimator:
         fps: frames per second of the output.
         scale: drawing scale of the vehicle (1 = true size); ``None`` picks one so the arm span is
             about a tenth of the flight's extent (never below 1).
-        azim, elev: camera azimuth and elevation [deg] (:func:`view_basis`).
+        azim: camera azimuth [deg] (:func:`view_basis`).
+        elev: camera elevation [deg] (:func:`view_basis`).
         size: ``(width, height)`` of each frame [px].
         title: figure title.
         t_end: stop the animation at this time [s] (default: the last saved time).

@@ -61,7 +61,8 @@ def draw_design(
 
     Args:
         platform: the design.
-        alpha, beta: optional tilt angles (tilting platforms).
+        alpha: optional cant angle(s) [rad] of a tilting platform (shape of ``platform.alpha``).
+        beta: optional dihedral angle(s) [rad] (shape of ``platform.beta``).
         prop_radius: rotor disc radius [m]; default 45 % of the smallest horizontal hub
             spacing (at most half the mean arm length).
         fig: a figure to draw in; default a new 7 x 6 inch figure on the Agg canvas.
@@ -165,7 +166,8 @@ def draw_force_sets(
 
     Args:
         platform: the design.
-        alpha, beta: optional tilt angles.
+        alpha: optional cant angle(s) [rad] (shape of ``platform.alpha``).
+        beta: optional dihedral angle(s) [rad] (shape of ``platform.beta``).
         report: an existing :class:`~jaxrotor.analysis.ActuationReport` (for the capability);
             computed if omitted.
         n_directions: sampling of the set boundaries.

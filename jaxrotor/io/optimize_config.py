@@ -81,7 +81,8 @@ class Optimizer(eqx.Module):
         name: ``"adam"``, ``"adamw"``, ``"sgd"``, ``"rmsprop"`` or ``"lion"``.
         learning_rate: step size in ``theta`` units.
         clip_norm: global gradient-norm clip (``None`` for none).
-        b1, b2: moment decay rates (adam, adamw, lion).
+        b1: first-moment decay rate (adam, adamw, lion).
+        b2: second-moment decay rate (adam, adamw, lion).
         momentum: SGD momentum (``None`` for plain SGD).
         weight_decay: adamw / lion decoupled weight decay.
         decay_steps: if set, the step size follows the cosine decay

@@ -50,7 +50,8 @@ def draw_polytope(platform: Platform, *, alpha=None, beta=None) -> Figure:
 
     Args:
         platform: the design (concrete).
-        alpha, beta: optional tilt angles.
+        alpha: optional cant angle(s) [rad] (shape of ``platform.alpha``).
+        beta: optional dihedral angle(s) [rad] (shape of ``platform.beta``).
 
     Returns:
         the figure (draw it with ``fig.savefig``).

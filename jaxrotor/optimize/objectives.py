@@ -60,6 +60,7 @@ value of a diverged member by finite stand-ins (double ``where``) and guards the
 gradient, so one diverging member never poisons a ``vmap``-ed batch.
 """
 
+# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import abc
@@ -70,6 +71,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jax import Array
+from jaxtyping import Float
 
 from .._util import as_float
 from ..analysis import (condition_number, hover_efficiency, rotor_loss_margin, smooth_lateral_force_capability,
@@ -148,7 +150,7 @@ class AbstractTerm(eqx.Module):
         """Short name used in history files and reports."""
 
     @abc.abstractmethod
-    def evaluate(self, design, traj=None) -> tuple[Array, dict[str, Array]]:
+    def evaluate(self, design, traj=None) -> tuple[Float[Array, ""], dict[str, Float[Array, ""]]]:
         """``(cost (), {name: measure ()})``: the cost and every leaf term's measure, each measure computed once."""
 
     @abc.abstractmethod
@@ -159,11 +161,11 @@ class AbstractTerm(eqx.Module):
     def summands(self) -> tuple["AbstractTerm", ...]:
         """The terms this one adds up (``(self,)`` unless it is a :class:`Sum`); ``+`` concatenates them."""
 
-    def __call__(self, design, traj=None) -> Array:
+    def __call__(self, design, traj=None) -> Float[Array, ""]:
         """Cost ``()`` (lower is better): the first element of :meth:`evaluate`."""
         return self.evaluate(design, traj)[0]
 
-    def breakdown(self, design, traj=None) -> dict[str, Array]:
+    def breakdown(self, design, traj=None) -> dict[str, Float[Array, ""]]:
         """``{name: measure}`` of every leaf term (measures, not weighted costs)."""
         return self.evaluate(design, traj)[1]
 
@@ -200,10 +202,10 @@ class AbstractMeasureTerm(AbstractTerm):
         """``+1`` if smaller measures are better, ``-1`` if larger are better."""
 
     @abc.abstractmethod
-    def measure(self, design, traj=None) -> Array:
+    def measure(self, design, traj=None) -> Float[Array, ""]:
         """The physical quantity ``()`` (the class docstring gives its units)."""
 
-    def evaluate(self, design, traj=None):
+    def evaluate(self, design, traj=None) -> tuple[Float[Array, ""], dict[str, Float[Array, ""]]]:
         """``(sense * m, {name: m})``."""
         m = self.measure(design, traj)
         return self.sense * m, {self.name: m}
@@ -263,7 +265,7 @@ class Weighted(AbstractWrapperTerm):
         self.term = term
         self.weight = as_float(weight)
 
-    def evaluate(self, design, traj=None):
+    def evaluate(self, design, traj=None) -> tuple[Float[Array, ""], dict[str, Float[Array, ""]]]:
         """``(weight * cost, breakdown)`` of the weighted term."""
         cost, parts = self.term.evaluate(design, traj)
         return self.weight * cost, parts
@@ -302,7 +304,7 @@ class Sum(AbstractTerm):
         """The terms' names joined by ``+``."""
         return "+".join(t.name for t in self.terms)
 
-    def evaluate(self, design, traj=None):
+    def evaluate(self, design, traj=None) -> tuple[Float[Array, ""], dict[str, Float[Array, ""]]]:
         """``(sum of costs, merged breakdowns)`` (repeated names get ``_2``, ``_3``, ...)."""
         results = [t.evaluate(design, traj) for t in self.terms]
         cost = sum(c for c, _ in results)
@@ -323,10 +325,10 @@ class _AbstractBound(AbstractWrapperTerm):
     term: eqx.AbstractVar[AbstractMeasureTerm]  # a dataclass field in every final subclass
 
     @abc.abstractmethod
-    def cost_of(self, m: Array) -> Array:
+    def cost_of(self, m: Float[Array, ""]) -> Float[Array, ""]:
         """The cost as a function of the measure ``m``."""
 
-    def evaluate(self, design, traj=None):
+    def evaluate(self, design, traj=None) -> tuple[Float[Array, ""], dict[str, Float[Array, ""]]]:
         """``(cost_of(m), {name: m})`` with ``m = term.measure(design, traj)`` computed once."""
         m = self.term.measure(design, traj)
         return self.cost_of(m), {self.term.name: m}
@@ -374,7 +376,7 @@ class Constrained(_AbstractBound):
         self.term = term
         self.weight, self.lower, self.upper, self.penalty = _bound(weight), _bound(lower), _bound(upper), _bound(penalty)
 
-    def cost_of(self, m):
+    def cost_of(self, m: Float[Array, ""]) -> Float[Array, ""]:
         """``weight * sense * m + penalty * (relu(lower - m)^2 + relu(m - upper)^2)``."""
         lo = jnp.where(jnp.isfinite(self.lower), self.lower, m)
         hi = jnp.where(jnp.isfinite(self.upper), self.upper, m)
@@ -407,7 +409,7 @@ class Barrier(_AbstractBound):
         self.term = term
         self.lower, self.upper, self.mu = _bound(lower), _bound(upper), _bound(mu)
 
-    def cost_of(self, m):
+    def cost_of(self, m: Float[Array, ""]) -> Float[Array, ""]:
         """``-mu (log(m - lower) + log(upper - m))`` (NaN outside the bounds)."""
         lo = jnp.where(jnp.isfinite(self.lower), jnp.log(m - self.lower), 0.0)
         hi = jnp.where(jnp.isfinite(self.upper), jnp.log(self.upper - m), 0.0)
@@ -458,7 +460,7 @@ class Tracking(AbstractFlightTerm):
         """``tracking_rmse`` or ``tracking_mae``."""
         return f"tracking_{self.metric}"
 
-    def measure(self, design, traj=None):
+    def measure(self, design, traj=None) -> Float[Array, ""]:
         """``()`` weighted RMSE or MAE [m (+ rad)]."""
         norm = rms_norm if self.metric == "rmse" else mean_norm
         return self.position * norm(position_error(traj)) + self.orientation * norm(orientation_error(traj))
@@ -473,7 +475,7 @@ class Effort(AbstractFlightTerm):
     sense: ClassVar[int] = 1
     name: ClassVar[str] = "effort"
 
-    def measure(self, design, traj=None):
+    def measure(self, design, traj=None) -> Float[Array, ""]:
         """``()`` dimensionless."""
         return effort_ratio(traj, design.platform)
 
@@ -493,7 +495,7 @@ class Energy(AbstractFlightTerm):
     sense: ClassVar[int] = 1
     name: ClassVar[str] = "energy"
 
-    def measure(self, design, traj=None):
+    def measure(self, design, traj=None) -> Float[Array, ""]:
         """``()`` dimensionless (or [W])."""
         mean = time_mean(traj.t, rotor_power(traj, design.platform.c_tau))
         return mean / reference_power(design.platform) if self.normalize else mean
@@ -525,7 +527,7 @@ class SaturationMargin(AbstractFlightTerm):
     def __init__(self, threshold: float = 0.9):
         self.threshold = as_float(threshold)
 
-    def measure(self, design, traj=None):
+    def measure(self, design, traj=None) -> Float[Array, ""]:
         """``()`` dimensionless cost."""
         band = 1.0 - self.threshold
         excess = jax.nn.relu(band - speed_margin(traj, design.platform)) / band
@@ -541,7 +543,7 @@ class WrenchShortfall(AbstractFlightTerm):
     sense: ClassVar[int] = 1
     name: ClassVar[str] = "wrench_shortfall"
 
-    def measure(self, design, traj=None):
+    def measure(self, design, traj=None) -> Float[Array, ""]:
         """``()`` dimensionless."""
         W = _weight(design)
         L = design.platform.arm_length
@@ -563,7 +565,7 @@ class Conditioning(AbstractDesignTerm):
     sense: ClassVar[int] = 1
     name: ClassVar[str] = "conditioning"
 
-    def measure(self, design, traj=None):
+    def measure(self, design, traj=None) -> Float[Array, ""]:
         """``()`` dimensionless (>= 1, or >= 0 as a log)."""
         k = condition_number(design.platform)
         return jnp.log(k) if self.log else k
@@ -578,7 +580,7 @@ class HoverEfficiency(AbstractDesignTerm):
     sense: ClassVar[int] = -1
     name: ClassVar[str] = "hover_efficiency"
 
-    def measure(self, design, traj=None):
+    def measure(self, design, traj=None) -> Float[Array, ""]:
         """``()`` in ``(0, 1]``."""
         return hover_efficiency(design.platform)
 
@@ -601,7 +603,7 @@ class LateralCapability(AbstractDesignTerm):
     sense: ClassVar[int] = -1
     name: ClassVar[str] = "lateral_capability"
 
-    def measure(self, design, traj=None):
+    def measure(self, design, traj=None) -> Float[Array, ""]:
         """``()`` capability / (m g), dimensionless."""
         c = smooth_lateral_force_capability(design.platform, n_directions=self.n_directions,
                                             temperature=self.temperature)
@@ -622,7 +624,7 @@ class RotorLossMargin(AbstractDesignTerm):
     sense: ClassVar[int] = -1
     name: ClassVar[str] = "rotor_loss_margin"
 
-    def measure(self, design, traj=None):
+    def measure(self, design, traj=None) -> Float[Array, ""]:
         """``()`` dimensionless margin (negative when some single loss leaves no zero-moment input)."""
         return rotor_loss_margin(design.platform, temperature=self.temperature)
 
@@ -643,7 +645,7 @@ class _AbstractPolytopeTerm(AbstractDesignTerm):
     normalize: eqx.AbstractVar[bool]
     sense: ClassVar[int] = -1
 
-    def measure(self, design, traj=None):
+    def measure(self, design, traj=None) -> Float[Array, ""]:
         """``()`` in N^k, or in (m g)^k with ``normalize``."""
         m = zero_moment_measures(design.platform)[self.index]
         return m / _weight(design) ** self.power if self.normalize else m
