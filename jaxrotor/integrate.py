@@ -124,12 +124,9 @@ class Integrator(eqx.Module):
             save time and recomputes the steps between two saves (``jax.checkpoint`` around
             one save interval; the backward pass holds every step's residuals of one interval
             at a time, so a solve that saves only ``t1`` stores as much as ``False``);
-            ``"auto"`` (default, also ``True``): when every save time lies in a step of its
-            own and there are at most twice as many steps as saves (a save every step), all
-            steps run in one flat scan and each is recomputed (:func:`_flat_steps`: the
-            forward pass measured 1.2-1.8x faster than the nested loop on the 45 s use case,
-            a smaller program); otherwise ``"interval"`` when no save interval holds more
-            than :data:`AUTO_INTERVAL_STEPS` steps, else ``"step"``;
+            ``"auto"`` (default, also ``True``): ``"interval"`` when no save interval holds
+            more than :data:`AUTO_INTERVAL_STEPS` steps, else ``"step"`` (on the 45 s use case
+            saved every step, reverse mode measured 10-20 % cheaper than ``"step"``);
             ``False``: every stage's intermediates are stored (no recomputation; memory per
             step = the stages' residuals).
         checkpoint_policy: with ``checkpoint``: the name of a ``jax.checkpoint_policies``
@@ -402,80 +399,6 @@ def _erk_step_scan(tab: diffrax.ButcherTableau, f, t0, t1, y0, f0):
     return y1, {"y0": y0, "y1": y1, "k": ks}, (f_last if tab.fsal else None)
 
 
-def _flat_steps(one_step, solver, init, grid, sched: SaveSchedule, k_save, interp: bool, checkpoint: bool, policy):
-    """Every step in one ``lax.scan`` when (nearly) every step ends at a save time.
-
-    Used when each save time lies in a step of its own (``k_save`` strictly rising) and
-    there are at most twice as many steps as saves (e.g. a save every step, with the
-    bracketing steps around reference jumps): each step emits the state at its end, or
-    the solver's interpolant at the save time inside it, and the saves are gathered from
-    them (``ys = values[k_save]``). The step appears once in the program (no padded
-    interval, no branch on extra steps). In reverse mode each step and its value are
-    recomputed from the state before it (``checkpoint``). Returns ``(ys, result)`` as
-    the nested loop of :func:`integrate_fixed_step`.
-    """
-    y0, state0 = init
-    steps = sched.steps
-    t_save = grid[1:steps + 1].copy()
-    t_save[k_save] = np.asarray(sched.ts[sched.n_initial:])
-    exact = np.ones(steps, bool)
-    exact[k_save] = sched.exact
-    ok = diffrax.RESULTS.successful
-
-    def step_and_value(y, state, ta, tb, t_s, on_grid):
-        y1, dense, state1, r = one_step(y, state, ta, tb)
-        if interp:
-            value = jax.lax.cond(on_grid, lambda _: y1, lambda _: solver.interpolation_cls(
-                t0=ta, t1=tb, **dense).evaluate(t_s), None)
-        else:
-            value = y1
-        return y1, state1, value, r
-
-    def step(carry, x):
-        y, state, res = carry
-        y1, state1, value, r = step_and_value(y, state, *x)
-        return (y1, state1, diffrax.RESULTS.where(res == ok, r, res)), value
-
-    def advance(carry, x):
-        # the step as a one-iteration scan: recomputed under `jax.checkpoint` in this form, reverse mode was
-        # measured 25 % faster than checkpointing the step function itself (45 s use case, clipped and lagged)
-        carry, value = jax.lax.scan(step, carry, jax.tree_util.tree_map(lambda a: a[None], x))
-        return carry, value[0]
-
-    if checkpoint:
-        advance = jax.checkpoint(advance, prevent_cse=False, policy=policy)
-
-    def step_only(carry, x):
-        y, state, res = carry
-        y1, _, state1, r = one_step(y, state, x[0], x[1])
-        return (y1, state1, diffrax.RESULTS.where(res == ok, r, res)), None
-
-    def advance_only(carry, x):
-        carry, _ = jax.lax.scan(step_only, carry, jax.tree_util.tree_map(lambda a: a[None], x))
-        return carry
-
-    if checkpoint:
-        advance_only = jax.checkpoint(advance_only, prevent_cse=False, policy=policy)
-
-    def body(carry, x):
-        if interp:
-            return advance(carry, x)
-        carry = advance_only(carry, x)
-        return carry, carry[0]
-
-    xs = (jnp.asarray(grid[:steps]), jnp.asarray(grid[1:steps + 1]), jnp.asarray(t_save), jnp.asarray(exact))
-    (_, _, result), values = jax.lax.scan(body, (y0, state0, ok), xs)
-    # the saves as a few static slices of the per-step values (runs of consecutive steps; a gap at each jump):
-    # their transpose is a pad, where a gather's would be a scatter
-    breaks = np.flatnonzero(np.diff(k_save) > 1) + 1
-    runs = [(int(r[0]), int(r[-1]) + 1) for r in np.split(k_save, breaks)]
-    if len(runs) <= 64:
-        ys = values[runs[0][0]:runs[0][1]] if len(runs) == 1 else jnp.concatenate([values[a:b] for a, b in runs])
-    else:
-        ys = values[jnp.asarray(k_save)]
-    return ys, result
-
-
 def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
                          integrator: Integrator | None = None, ts=None, jump_ts=()):
     """Fixed-step solve: the diffrax solver stepped inside ``lax.scan`` (no ``diffeqsolve`` loop).
@@ -504,10 +427,9 @@ def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
     * ``integrator.checkpoint``: with ``"step"`` reverse mode stores the state before
       every step and recomputes the step (``jax.checkpoint``), memory ``O(steps x state)``;
       with ``"interval"`` it stores the state at every save time and recomputes the steps
-      of one save interval at a time; ``"auto"`` runs a save-every-step solve as one flat
-      scan over the steps (:func:`_flat_steps`) and otherwise picks ``"interval"`` when no
-      interval holds more than :data:`AUTO_INTERVAL_STEPS` steps, else ``"step"``; with
-      ``False`` every stage's intermediates are stored.
+      of one save interval at a time; ``"auto"`` picks ``"interval"`` when no interval
+      holds more than :data:`AUTO_INTERVAL_STEPS` steps, else ``"step"``; with ``False``
+      every stage's intermediates are stored.
       ``integrator.checkpoint_policy`` names a ``jax.checkpoint_policies`` policy for the
       recomputation.
 
@@ -549,11 +471,6 @@ def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
 
     policy = None if integrator.checkpoint_policy is None else getattr(jax.checkpoint_policies,
                                                                          integrator.checkpoint_policy)
-    ts_loop = np.asarray(sched.ts[sched.n_initial:])
-    k_save = np.searchsorted(grid, ts_loop, side="left") - 1  # the step each save time lies in
-    # every save time in a step of its own and at most twice as many steps as saves: one flat scan over the steps
-    flat = (integrator.checkpoint in (True, "auto") and ts_loop.size > 0 and bool(np.all(np.diff(k_save) > 0))
-            and sched.steps <= 2 * ts_loop.size)
     mode = integrator.checkpoint
     if mode in (True, "auto"):
         mode = "interval" if length <= AUTO_INTERVAL_STEPS else "step"
@@ -613,11 +530,7 @@ def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
     carry0 = (flat0, state0, dense0, span0, ok)
     xs = (jnp.asarray(sched.starts), jnp.asarray(sched.ends), jnp.asarray(sched.active), jnp.asarray(sched.exact),
           jnp.asarray(sched.ts[sched.n_initial:]))
-    if flat:
-        ys, result = _flat_steps(one_step, solver, (flat0, state0), grid, sched, k_save, interp,
-                                 integrator.checkpoint is not False, policy)
-    else:
-        (_, _, _, _, result), ys = jax.lax.scan(outer, carry0, xs)
+    (_, _, _, _, result), ys = jax.lax.scan(outer, carry0, xs)
     if sched.n_initial:
         ys = jnp.concatenate([jnp.broadcast_to(flat0, (sched.n_initial,) + flat0.shape), ys])
     n = jnp.asarray(sched.steps)
