@@ -1,4 +1,8 @@
-"""Every ```python block of ``docs/*.md`` runs as written, so the docs cannot drift from the code.
+"""Every ```python and ```bash block of the docs runs as written, so the docs cannot drift from the code.
+
+(The ```toml blocks are read by their loaders in ``test_docs_config_blocks.py``. A
+```bash line is a ``jaxrotor ...`` command, run as below on every page, or, on the
+workflow pages, one of the README's set-up commands, which CI itself runs.)
 
 Each page's blocks run in order in one namespace (float64, in a temporary working
 directory). The value of every top-level expression statement is kept, so the
@@ -21,6 +25,7 @@ import json
 import math
 import re
 import shlex
+import tomllib
 from pathlib import Path
 
 import jax
@@ -48,18 +53,40 @@ def is_tutorial(page: Path) -> bool:
     return page.parent == TUTORIALS
 
 
-def commands(src: str) -> list[list[str]]:
-    """The ``jaxrotor`` argument lists of a tutorial's ```bash block (comment lines skipped)."""
+def _setup_commands() -> set[str]:
+    """The README's set-up and test commands (CI runs exactly these on a fresh clone)."""
+    readme = (ROOT / "README.md").read_text()
+    found = set()
+    for m in FENCE.finditer(readme):
+        for line in m.group(2).splitlines():
+            argv = shlex.split(line, comments=True)
+            if argv:
+                found.add(shlex.join(argv))
+    return found
+
+
+def commands(src: str, allow_setup: bool = False) -> list[list[str]]:
+    """The ``jaxrotor`` argument lists of a ```bash block (comment lines skipped).
+
+    With ``allow_setup``, a line may instead be one of the README's set-up commands
+    (``pip install ...``, ``python -m pytest ...``): CI runs those itself, so they are
+    checked against the README here and not run again.
+    """
     out = []
+    setup = _setup_commands() if allow_setup else set()
     for line in src.splitlines():
         argv = shlex.split(line, comments=True)
-        if argv:
-            assert argv[0] == "jaxrotor", f"a tutorial's bash line must be a `jaxrotor ...` command: {line!r}"
+        if not argv:
+            continue
+        if argv[0] == "jaxrotor":
             out.append(argv[1:])
+        else:
+            assert allow_setup and any(shlex.join(argv) in cmd for cmd in setup), (
+                f"a docs bash line must be a `jaxrotor ...` command or a set-up command of the README: {line!r}")
     return out
 
 
-PAGES = sorted(p for p in DOCS.glob("*.md") if python_blocks(p))
+PAGES = sorted(p for p in DOCS.glob("*.md") if any(lang in ("python", "bash") for _, lang, _ in blocks(p)))
 TUTORIAL_PAGES = sorted(TUTORIALS.glob("*.md"))
 
 
@@ -103,8 +130,11 @@ def run_page(page: Path) -> tuple[dict, list, str]:
             code = compile(_Keep().visit(tree), filename=str(page), mode="exec")
             with contextlib.redirect_stdout(out):
                 exec(code, ns)  # noqa: S102 - the documentation's own code
-        elif lang == "bash" and is_tutorial(page):
-            for argv in commands(src):
+        elif lang == "toml" and "name" in tomllib.loads(src):
+            # a whole flight named `name`: the file the page's commands read (`jaxrotor simulate name.toml`)
+            Path(tomllib.loads(src)["name"] + ".toml").write_text(src)
+        elif lang == "bash":
+            for argv in commands(src, allow_setup=not is_tutorial(page)):
                 result = _run_command(argv, f"{page.name}:{line}")
                 ns["__cli__"].append((argv, result.stdout))
     values = [v for v in ns["__values__"] if v is not None]  # not the ``print(...)`` calls
@@ -116,6 +146,12 @@ def test_the_docs_have_python_blocks_and_each_parses():
     for page in [*DOCS.glob("*.md"), *TUTORIAL_PAGES]:
         for line, src in python_blocks(page):
             ast.parse(src, filename=f"{page}:{line}")
+
+
+def test_no_page_hides_commands_in_other_shell_fences():
+    for page in [*DOCS.glob("*.md"), *TUTORIAL_PAGES]:
+        langs = {lang for _, lang, _ in blocks(page)}
+        assert not langs & {"sh", "shell", "console", "zsh"}, f"{page.name}: fence commands as `bash` (run by the tests)"
 
 
 def test_every_tutorial_is_checked_and_its_shell_blocks_are_commands():
@@ -174,6 +210,11 @@ def _check_analysis(ns, values, stdout):
     assert fail_safe is True and capability == pytest.approx(8.17, abs=0.01)  # the page: (True, 8.17)
     assert report_dict["fail_safe"] is True
     assert float(grad) == pytest.approx(21.2, abs=0.1)                         # the page: ~ 21.2 N/rad
+    # the page's commands: `analyze --preset octo_x8 --json` is one JSON object; the file's PNGs are written
+    cli = {shlex.join(argv): out for argv, out in ns["__cli__"]}
+    octo = json.loads(cli["analyze --preset octo_x8 --json"])
+    assert (octo["n_rotors"], octo["rank_G"], octo["fully_actuated"]) == (8, 4, False)  # planar: thrust + 3 torques
+    assert sorted(Path("figs").glob("*.png")) and "paper_hexarotor" in cli["presets"]
 
 
 def _check_closed_loop(ns, values, stdout):
@@ -203,6 +244,11 @@ def _check_optimization(ns, values, stdout):
     assert result.final_loss <= result.initial_loss
     assert result.initial_loss == pytest.approx(float(value), rel=1e-9)
     assert (Path("out") / "history.csv").is_file()
+    # the page's commands: three iterations each, their reports next to the configs' names
+    assert [argv[0] for argv, _ in ns["__cli__"]] == ["tune", "optimize"]
+    for name in ("tune_gains", "optimize_tilt"):
+        report = json.loads((Path("jaxrotor-out") / name / "result.json").read_text())
+        assert report["iterations"] == 3 and report["final_loss"] <= report["initial_loss"]
 
 
 CHECKS = {
@@ -217,6 +263,7 @@ CHECKS = {
 @pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
 def test_docs_page_code_runs(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # blocks that write (``out_dir="out"``) write here
+    (tmp_path / "configs").symlink_to(ROOT / "configs")  # commands name the shipped `configs/...` as from a checkout
     assert jax.config.jax_enable_x64
     ns, values, stdout = run_page(page)
     check = CHECKS.get(page.stem)
