@@ -481,3 +481,18 @@ def test_tutorial_runs(page, tmp_path, monkeypatch):
     assert jax.config.jax_enable_x64
     ns, values, stdout = run_page(page)
     TUTORIAL_CHECKS[page.stem](ns, values, stdout)
+
+
+def test_readme_quick_start_runs_and_prints_what_it_says(tmp_path, monkeypatch):
+    """The README's python block: the label, G's shape, the Table IV errors in its comments, not diverged."""
+    monkeypatch.chdir(tmp_path)
+    ns, values, stdout = run_page(ROOT / "README.md")
+    lines = stdout.splitlines()
+    assert lines[0] == "CS_α0β0-Ted_6R" and lines[-1] == "False"
+    from jaxrotor import allocation_matrix
+
+    assert np.asarray(allocation_matrix(ns["hexa"])).shape == (6, 6)
+    e = np.asarray(ns["mae"](ns["position_error"](ns["traj"])))
+    np.testing.assert_allclose(e[:2], [1.66e-3, 3.22e-3], rtol=5e-3)  # the comment: ~ [1.66e-3, 3.22e-3, 2e-12] m
+    assert e[2] < 1e-9
+
