@@ -48,10 +48,10 @@ def validate(config: str | None, out_dir: str | None, t1: float | None, control_
     except (cfg.ConfigError, ValueError) as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
-    result = pv.validate(conf, out_dir, settings=settings, echo=click.echo, figures=not no_figures)
+    result = pv.validate(conf, out_dir, settings=settings, echo=click.echo, figures=not no_figures,
+                         save_analytic=animate)
     if animate:
-        out = Path(out_dir) if out_dir is not None else Path("jaxrotor-out") / f"{conf.name}-validation"
-        _animate_layers(conf, out, fps, str(result.get("label", conf.name)))
+        _animate_layers(conf, pv.output_dir(conf, out_dir), fps, str(result.get("label", conf.name)))
     if result["diverged"]:
         click.echo("error: a flight diverged; its metrics are not meaningful.", err=True)
         sys.exit(1)
@@ -59,14 +59,10 @@ def validate(config: str | None, out_dir: str | None, t1: float | None, control_
 
 def _animate_layers(conf, out: Path, fps: float, label: str) -> None:
     """Write ``out/flight_physics.gif`` from ``out/trajectory_physics.npz`` and ``out/flight.gif`` from the analytic
-    flight, saved as ``out/trajectory.npz`` (the format ``jaxrotor simulate`` writes; flown again, which reuses the
-    validation's compiled flight), at ``fps`` [1/s], both with the reference path of ``conf.flight.reference``.
-    A flight with no finite sample is reported, not animated."""
-    from .. import usecase
-    from ..flight import fly
+    flight the validation saved as ``out/trajectory.npz``, at ``fps`` [1/s], both with the reference path of
+    ``conf.flight.reference``. A flight with no finite sample is reported, not animated."""
     from ..io.animation import animate_trajectory_file
 
-    usecase.save_trajectory(out / "trajectory.npz", fly(conf.platform, conf.controller, conf.flight))
     for npz, gif, layer in (("trajectory_physics.npz", "flight_physics.gif", "physics layer (MuJoCo)"),
                             ("trajectory.npz", "flight.gif", "analytic layer")):
         try:

@@ -212,8 +212,13 @@ def table_iv(analytic_metrics: dict, physics_metrics: dict, paper: dict | None =
     return "\n".join(lines)
 
 
+def output_dir(config: FlightConfig, out_dir: str | Path | None = None) -> Path:
+    """Where :func:`validate` writes: ``out_dir``, or ``./jaxrotor-out/<name>-validation/``."""
+    return Path(out_dir) if out_dir is not None else Path("jaxrotor-out") / f"{config.name}-validation"
+
+
 def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: PhysicsSettings | None = None,
-             echo=print, figures: bool = True) -> dict:
+             echo=print, figures: bool = True, save_analytic: bool = False) -> dict:
     """Fly ``config`` on both layers, print Table IV beside the paper's, write ``validation.json`` and figures.
 
     Writes into ``out_dir`` (default ``./jaxrotor-out/<name>-validation/``):
@@ -227,6 +232,8 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
     Args:
         config: any flight configuration (its ``compare`` flight is ignored).
         settings: physics-layer settings (default :func:`physics_settings` of the platform).
+        save_analytic: also write the analytic flight as ``trajectory.npz``
+            (:func:`jaxrotor.usecase.save_trajectory`, the file ``jaxrotor simulate`` writes).
 
     Returns:
         The ``validation.json`` content.
@@ -234,7 +241,7 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
     from .. import usecase
 
     settings = settings if settings is not None else physics_settings(config.platform)
-    out = Path(out_dir) if out_dir is not None else Path("jaxrotor-out") / f"{config.name}-validation"
+    out = output_dir(config, out_dir)
     out.mkdir(parents=True, exist_ok=True)
     config = dataclasses.replace(config, compare=None)
     analytic = usecase.fly(config)
@@ -279,6 +286,8 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
                         rotor_speed=np.asarray(phys.trajectory.rotor_speed), u=np.asarray(phys.trajectory.u),
                         contact_force=np.asarray(phys.contact_force), delta_omega=dw,
                         alpha=np.asarray(phys.trajectory.alpha), beta=np.asarray(phys.trajectory.beta))
+    if save_analytic:
+        usecase.save_trajectory(out / "trajectory.npz", analytic.trajectory)
     if figures:
         from ..io import plotting
 
