@@ -36,7 +36,8 @@ stores every stage's intermediates instead of recomputing, ``--unroll`` writes t
 stages out (``Integrator(unroll=True)``). ``--compare`` instead times every entry of
 :data:`VARIANTS` (what reverse mode stores: each step recomputed, every stage stored,
 each save interval recomputed, a ``jax.checkpoint`` policy; stages in a scan or
-unrolled) in one process, interleaved, and writes ``benchmark_gradients_compare.json``.
+unrolled) in one process, interleaved, checks that their gradients agree (``COMPARE_TOL``) and
+writes ``benchmark_gradients_compare.json``.
 
 Run::
 
@@ -73,6 +74,7 @@ from jaxrotor.reference import paper_maneuver
 TARGET = 8.0  # gradient time / forward time, at most (45 s flight)
 QUICK_TARGET = 12.0  # the same on the 3 s flight of --quick
 FD_TOL = {"ideal": 1e-5, "realistic": 1e-4}  # worst relative error against central differences
+COMPARE_TOL = 1e-10  # --compare: gradients of the storage variants agree (measured <= 1.1e-14)
 
 
 def make_problem(kind: str, t1: float | None, **integrator) -> op.DesignProblem:
@@ -220,10 +222,15 @@ def main(argv=None) -> int:
                 print(f"{kind:<10} {name:<30} {r['compile_forward_cpu_s']:>10.1f}s {r['compile_gradient_cpu_s']:>9.1f}s "
                       f"{r['forward_s'] * 1e3:>7.1f}ms {r['gradient_s'] * 1e3:>7.1f}ms {r['ratio']:>5.2f}x "
                       f"{r['ratio_to_default_forward']:>12.2f}x {r['grad_relative_difference']:>9.1e}")
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "benchmark_gradients_compare.json").write_text(json.dumps(record, indent=1))
+        # storage changes the cost, never the value: every variant's gradient equals the first's
+        checks = Checks("benchmark_gradients --compare")
+        for kind in args.setups:
+            worst = max(r["grad_relative_difference"] for r in record[kind].values())
+            checks.add(f"{kind}: largest gradient difference between variants (relative)", worst, "<=",
+                       COMPARE_TOL, f"{len(record[kind])} variants")
+        code = checks.finish(out / "benchmark_gradients_compare.json", record)
         print(f"outputs written to {out}")
-        return 0
+        return code
     results, problems = {}, {}
     print(f"{'set-up':<10} {'compile fwd':>12} {'compile grad':>13} {'(cpu fwd':>9} {'grad)':>7} {'forward':>10} "
           f"{'gradient':>10} {'ratio':>7}")
