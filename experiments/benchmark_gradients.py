@@ -50,7 +50,6 @@ Run::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform as _platform
 import sys
