@@ -10,16 +10,17 @@ results the pages state in their comments (``# (True, 8.17)``, ``# ~ 21.2 N/rad`
 ``# (501, 3) ...``) are asserted below, page by page, against what the code returns.
 A block meant as illustration only is fenced as ``text``, not ``python``.
 
-The tutorials (``docs/tutorials/*.md``) also run their ```bash blocks: every line
-is one ``jaxrotor ...`` command, run in document order between the python blocks
-(so a command reads the TOML files the page wrote and a later block reads what
-the command wrote) in-process through ``click.testing.CliRunner`` on
-``jaxrotor.cli.main`` (compiled code is shared with the python blocks), and must
-exit with status 0. Any other shell text in a tutorial is fenced ``text``.
+The ```bash commands run in document order between the python blocks (so a command
+reads the TOML files the page wrote, a whole flight's ```toml block being written to
+``<name>.toml``, and a later block reads what the command wrote) in-process through
+``click.testing.CliRunner`` on ``jaxrotor.cli.main`` (compiled code is shared with the
+python blocks), and must exit with status 0. On a tutorial every bash line is such a
+command. Shell text that is not run is fenced ``text``.
 """
 
 import ast
 import contextlib
+import functools
 import io
 import json
 import math
@@ -53,16 +54,18 @@ def is_tutorial(page: Path) -> bool:
     return page.parent == TUTORIALS
 
 
-def _setup_commands() -> set[str]:
-    """The README's set-up and test commands (CI runs exactly these on a fresh clone)."""
-    readme = (ROOT / "README.md").read_text()
+@functools.cache
+def _setup_commands() -> frozenset[str]:
+    """The lines of the README's ```bash blocks: its set-up and test commands (CI runs them on a fresh clone)."""
     found = set()
-    for m in FENCE.finditer(readme):
-        for line in m.group(2).splitlines():
+    for _, lang, src in blocks(ROOT / "README.md"):
+        if lang != "bash":
+            continue
+        for line in src.splitlines():
             argv = shlex.split(line, comments=True)
             if argv:
                 found.add(shlex.join(argv))
-    return found
+    return frozenset(found)
 
 
 def commands(src: str, allow_setup: bool = False) -> list[list[str]]:
@@ -119,8 +122,7 @@ def _run_command(argv: list[str], where: str):
 def run_page(page: Path) -> tuple[dict, list, str]:
     """Run the page's blocks in order in one namespace; return it, the kept values and stdout.
 
-    On a tutorial page the ```bash commands run too; ``ns["__cli__"]`` holds
-    ``(argv, stdout)`` of each, in order.
+    ``ns["__cli__"]`` holds ``(argv, stdout)`` of each ``jaxrotor`` command, in order.
     """
     ns = {"__name__": f"docs_{page.stem}", "__values__": [], "__cli__": []}
     out = io.StringIO()
@@ -130,9 +132,9 @@ def run_page(page: Path) -> tuple[dict, list, str]:
             code = compile(_Keep().visit(tree), filename=str(page), mode="exec")
             with contextlib.redirect_stdout(out):
                 exec(code, ns)  # noqa: S102 - the documentation's own code
-        elif lang == "toml" and "name" in tomllib.loads(src):
+        elif lang == "toml" and "name" in (table := tomllib.loads(src)):
             # a whole flight named `name`: the file the page's commands read (`jaxrotor simulate name.toml`)
-            Path(tomllib.loads(src)["name"] + ".toml").write_text(src)
+            Path(table["name"] + ".toml").write_text(src)
         elif lang == "bash":
             for argv in commands(src, allow_setup=not is_tutorial(page)):
                 result = _run_command(argv, f"{page.name}:{line}")
@@ -156,9 +158,7 @@ def test_no_page_hides_commands_in_other_shell_fences():
 
 def test_every_tutorial_is_checked_and_its_shell_blocks_are_commands():
     assert {p.stem for p in TUTORIAL_PAGES} == set(TUTORIAL_CHECKS) | {"index"}
-    for page in TUTORIAL_PAGES:
-        langs = {lang for _, lang, _ in blocks(page)}
-        assert not langs & {"sh", "shell", "console", "zsh"}, f"{page.name}: fence other shell text as `text`"
+    for page in TUTORIAL_PAGES:  # (other shell fences: test_no_page_hides_commands_in_other_shell_fences)
         for line, lang, src in blocks(page):
             if lang == "bash":
                 assert commands(src), f"{page.name}:{line}: an empty bash block"
@@ -191,11 +191,9 @@ def _check_quickstart(ns, values, stdout):
     mae, diverged = values[-1]
     assert diverged is False
     assert np.all(np.isfinite(mae)) and max(mae) < 0.01
-    # the TOML form on the page describes the same flight
+    # the TOML form on the page (written by run_page as lagged_eight.toml) describes the same flight
     from jaxrotor.io import config
 
-    toml = [m.group(2) for m in FENCE.finditer((DOCS / "quickstart.md").read_text()) if m.group(1) == "toml"][0]
-    Path("lagged_eight.toml").write_text(toml)
     conf, flight = config.load("lagged_eight.toml"), ns["flight"]
     assert conf.platform.label() == hexa.label() and type(conf.controller) is type(ns["FullyActuatedSE3"]())
     assert type(conf.flight.allocator) is type(flight.allocator)
