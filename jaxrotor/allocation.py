@@ -12,7 +12,6 @@ with the columns ``F[:, i] = c_f,i z_i`` and ``M[:, i] = c_f,i p_i x z_i + kappa
 current angles; ``F`` and ``M`` then follow them.
 """
 
-# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import jax.numpy as jnp

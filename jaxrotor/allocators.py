@@ -23,7 +23,6 @@ Allocators:
   achievable wrench with torques weighted above forces (exact inside the wrench set).
 """
 
-# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import abc

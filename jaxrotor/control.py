@@ -25,7 +25,6 @@ reference force by forward-mode differentiation in time).
 Gains are array leaves (``(3,)`` diagonals) so they can be optimised.
 """
 
-# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import abc

@@ -19,7 +19,6 @@ with ``f_c = F u`` and ``tau_c = M u`` (eq. 10). Actuators:
   (``angle_dot = clip((angle_cmd - angle)/tau_s, -rate, rate)``).
 """
 
-# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import abc

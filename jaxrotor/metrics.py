@@ -15,7 +15,6 @@ over the save grid. Every function is pure, differentiable and NaN-safe at zero
 error, and works under ``vmap``.
 """
 
-# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import equinox as eqx

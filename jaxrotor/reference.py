@@ -34,7 +34,6 @@ derivatives in time). :func:`pitch_hover`, :func:`tilted_transfer`,
 :func:`pitching_figure_eight` and :func:`tilting_hex_maneuver` build the standard ones.
 """
 
-# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import abc

@@ -8,7 +8,6 @@ evaluated in jaxrotor (the exp and log maps use series expansions near the
 identity and a stable formula near a half turn).
 """
 
-# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import jax.numpy as jnp

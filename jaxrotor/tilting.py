@@ -57,7 +57,6 @@ Every solve here is a damped normal-equation solve (no SVD), so derivatives are
 defined even where singular values coincide.
 """
 
-# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import math

@@ -6,7 +6,6 @@ at the centre of mass, inputs ``u_i = omega_i^2`` [rad^2/s^2]. The exact,
 linear-programming counterparts of these numbers are in :mod:`jaxrotor.analysis.exact`.
 """
 
-# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import equinox as eqx

@@ -47,7 +47,6 @@ Units: forces [N], moments [N m]; computations run on the normalised system of
 are scaled back.
 """
 
-# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import dataclasses

@@ -14,7 +14,6 @@ the Table I label reports (``alpha_0`` vs ``alpha_i``).
 Conventions: body frame FLU at the centre of mass, SI units, angles in radians.
 """
 
-# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import math

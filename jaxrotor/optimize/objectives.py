@@ -60,7 +60,6 @@ value of a diverged member by finite stand-ins (double ``where``) and guards the
 gradient, so one diverging member never poisons a ``vmap``-ed batch.
 """
 
-# jaxtyping shape strings such as "n 3" are not Python expressions
 from __future__ import annotations
 
 import abc
