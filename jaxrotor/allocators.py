@@ -36,6 +36,7 @@ from jaxtyping import ArrayLike, Bool, Float
 
 from .allocation import allocation_matrix, hover_wrench
 from .design.platform import AngleArray, AngleLike, Platform
+from .registry import Option, register
 
 __all__ = ["AllocationData", "Allocation", "AbstractAllocator", "PseudoInverse", "Clip", "TorquePriority",
            "allocation_record", "BoxLS"]
@@ -148,6 +149,7 @@ def _result(data: AllocationData, wrench: Array, u: Array, shift) -> Allocation:
     return allocation_record(data.G, data.u_min, data.u_max, wrench, u, shift)
 
 
+@register("allocator", "pseudo_inverse")
 class PseudoInverse(AbstractAllocator):
     """``u = G^+ w``: exact whenever ``w`` is in the range of ``G``; ignores input bounds."""
 
@@ -157,6 +159,7 @@ class PseudoInverse(AbstractAllocator):
         return eqx.tree_at(lambda r: r.saturated, res, jnp.zeros_like(res.saturated))
 
 
+@register("allocator", "clip")
 class Clip(AbstractAllocator):
     """``u = clip(G^+ w, u_min, u_max)``."""
 
@@ -165,6 +168,7 @@ class Clip(AbstractAllocator):
         return _result(data, wrench, u, 0.0)
 
 
+@register("allocator", "torque_priority")
 class TorquePriority(AbstractAllocator):
     """Shift the collective, then clip: torques survive whenever a shift suffices.
 
@@ -205,6 +209,9 @@ class TorquePriority(AbstractAllocator):
         return _result(data, wrench, u, s)
 
 
+@register("allocator", "box_ls", options={
+    "force_weight": Option(float, gt=0, doc="weight w_f of the force residual", fix="a weight > 0, e.g. 1"),
+    "torque_weight": Option(float, gt=0, doc="weight w_tau of the torque residual", fix="a weight > 0, e.g. 10")})
 class BoxLS(AbstractAllocator):
     """Box-constrained weighted least squares: the closest achievable wrench.
 

@@ -41,6 +41,7 @@ from .numerics import safe_normalize
 from .dynamics import VehicleState
 from .design.platform import Platform
 from .reference import RefSample
+from .registry import Option, register
 
 __all__ = [
     "AbstractController",
@@ -61,6 +62,16 @@ TABLE_III = {
 }
 
 GAIN_NAMES = ("K_p", "K_pi", "K_v", "K_R", "K_Ri", "K_w")
+
+#: TOML options of both controllers (``[controller]``): the six diagonal gains, a number or 3 values each.
+_GAIN_OPTIONS = {
+    name: Option(list, length=3, ge=0, unit=unit, doc=doc, why="gains must be >= 0",
+                 fix="give 3 non-negative diagonal gains, e.g. [7.0, 7.0, 60.0]")
+    for name, unit, doc in (("K_p", "1/s^2", "position gain"), ("K_pi", "1/s^3", "position-integral gain"),
+                            ("K_v", "1/s", "velocity gain"), ("K_R", "N m/rad", "attitude gain"),
+                            ("K_Ri", "N m/(rad s)", "attitude-integral gain"),
+                            ("K_w", "N m s/rad", "angular-velocity gain"))
+}
 
 
 class IntegralState(eqx.Module):
@@ -142,6 +153,7 @@ def _attitude_torque(ctrl, platform, state, integral, R_r, omega_r, omega_dot_r)
     return tau, e_R
 
 
+@register("controller", "fully_actuated", options=_GAIN_OPTIONS)
 class FullyActuatedSE3(AbstractController):
     """The paper's fully actuated geometric controller with integral action (Table III notation).
 
@@ -196,6 +208,7 @@ def _desired_attitude(f_w: Array, yaw: Array) -> Array:
     return jnp.stack([jnp.cross(b2, b3), b2, b3], axis=1)
 
 
+@register("controller", "underactuated", options=_GAIN_OPTIONS)
 class UnderactuatedSE3(AbstractController):
     """Lee-Leok-McClamroch geometric controller for collinear (under-actuated) platforms.
 

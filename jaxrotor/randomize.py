@@ -30,6 +30,7 @@ import numpy as np
 
 from .design.platform import Platform
 from .flight import Flight, fly
+from .registry import Option, register
 
 __all__ = ["HELDOUT", "TRAIN", "Randomization", "fly_batch", "member_keys"]
 
@@ -39,6 +40,18 @@ TRAIN, HELDOUT = 0, 1
 _RELATIVE = ("mass", "inertia", "c_f", "c_tau", "motor_time_constant")
 
 
+def _relative(what: str) -> Option:
+    return Option(float, ge=0, lt=1, doc=f"relative half-width of the {what}",
+                  why=f"a relative half-width must lie in [0, 1): at 1 or more the {what} can reach zero or "
+                      "less (non-positive)", fix="give e.g. 0.1 for +-10 %")
+
+
+@register("randomization", "uniform", options={
+    "mass": _relative("mass"), "inertia": _relative("inertia"), "c_f": _relative("thrust coefficient"),
+    "c_tau": _relative("drag-torque coefficient"), "motor_time_constant": _relative("motor time constant"),
+    "wind_speed": Option(tuple, length=2, scalar=False, ge=0, unit="m/s", doc="range [low, high] of the mean wind "
+                         "speed, random horizontal direction", why="expected a finite range [low, high] with "
+                         "0 <= low <= high", fix="give e.g. [0.0, 3.0] (m/s)")})
 class Randomization(eqx.Module):
     """Relative ranges of the randomized parameters (static; see the module docstring).
 

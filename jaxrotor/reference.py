@@ -37,6 +37,7 @@ derivatives in time). :func:`pitch_hover`, :func:`tilted_transfer`,
 from __future__ import annotations
 
 import abc
+import dataclasses
 import math
 
 import equinox as eqx
@@ -47,6 +48,7 @@ from jax import Array
 from jaxtyping import ArrayLike, Float
 
 from ._util import as_float as _f
+from .registry import Option, register
 
 __all__ = [
     "RefSample",
@@ -69,6 +71,16 @@ __all__ = [
     "pitching_figure_eight",
     "tilting_hex_maneuver",
 ]
+
+
+# TOML options shared by several reference kinds (``[reference]``, jaxrotor.registry)
+_DURATION = Option(float, gt=0, unit="s", doc="the reference's duration")
+_PERIOD = Option(float, gt=0, unit="s", doc="period of the figure-eight or circle")
+_CENTER = Option(list, length=3, scalar=False, unit="m", doc="centre, world frame")
+_AMPLITUDE = Option(list, length=2, scalar=False, unit="m", doc="figure-eight amplitudes (A_x, A_y)")
+_PITCH = Option(float, unit="rad", doc="held pitch angle")
+_PITCH_AMPLITUDE = Option(float, unit="rad", doc="amplitude of the pitch oscillation")
+_RAMP = Option(float, gt=0, unit="s", doc="duration of each minimum-jerk pitch ramp")
 
 
 class RefSample(eqx.Module):
@@ -173,6 +185,9 @@ def _finite(owner: str, name: str, value, shape: tuple, example: str) -> Array:
     return arr
 
 
+@register("reference", "hover", options={
+    "position": Option(list, default=[0.0, 0.0, 1.0], length=3, scalar=False, unit="m", doc="held point, world frame"),
+    "duration": _DURATION})
 class Hover(_Phase):
     """Hold ``position`` [m] with heading ``yaw`` [rad] for ``duration`` seconds."""
 
@@ -232,6 +247,8 @@ def landing(position, duration: float, ground: float = 0.0, yaw: float = 0.0) ->
     return Transfer(p0, np.array([p0[0], p0[1], ground]), duration, yaw)
 
 
+@register("reference", "figure_eight", options={
+    "duration": _DURATION, "center": _CENTER, "amplitude": _AMPLITUDE, "period": _PERIOD})
 class FigureEight(_Phase):
     """Figure-eight of eq. (13) in a horizontal plane.
 
@@ -265,6 +282,9 @@ class FigureEight(_Phase):
         return _sample(p, v, a, j, self.yaw)
 
 
+@register("reference", "circle", options={
+    "duration": _DURATION, "start": Option(list, length=3, scalar=False, unit="m", doc="start point, world frame"),
+    "radius": Option(float, gt=0, unit="m", doc="circle radius"), "period": _PERIOD})
 class Circle(_Phase):
     """Horizontal circle through ``start``: ``p = start + r (cos(w tau) - 1, sin(w tau), 0)``, ``w = 2 pi / period``."""
 
@@ -369,6 +389,12 @@ def _unleaves(template: RefSample, leaves) -> RefSample:
     return RefSample(p=p, v=v, a=a, j=j, R=R, omega=omega, omega_dot=omega_dot, yaw=yaw)
 
 
+@register("reference", "paper_maneuver", options={
+    "takeoff_time": Option(float, gt=0, unit="s", doc="climb time"),
+    "landing_time": Option(float, gt=0, unit="s", doc="descent time"),
+    "duration": _DURATION, "altitude": Option(float, gt=0, unit="m", doc="figure-eight altitude"),
+    "period": dataclasses.replace(_PERIOD, fix="the figure-eight period in s (paper: 30)"),
+    "amplitude": _AMPLITUDE})
 def paper_maneuver(
     takeoff_time: float = 8.0,
     landing_time: float = 8.0,
@@ -516,6 +542,9 @@ class FullPose(AbstractReference):
                          yaw=self.attitude.angles(t)[2])
 
 
+@register("reference", "pitch_hover", options={
+    "center": dataclasses.replace(_CENTER, arg="position"), "pitch": _PITCH,
+    "duration": _DURATION, "ramp_time": _RAMP})
 def pitch_hover(position=(0.0, 0.0, 1.0), pitch: float = math.radians(30.0), duration: float = 12.0,
                 ramp_time: float = 2.0) -> FullPose:
     """Hover at ``position`` [m] while pitching to ``pitch`` [rad] in ``ramp_time`` [s] (minimum jerk), then holding it."""
@@ -527,6 +556,9 @@ def tilted_transfer(start, end, duration: float, rpy=(0.0, 0.2617993877991494, 0
     return FullPose(Transfer(start, end, duration), ConstantAttitude(rpy))
 
 
+@register("reference", "pitching_figure_eight", options={
+    "duration": _DURATION, "period": _PERIOD, "pitch_amplitude": _PITCH_AMPLITUDE, "center": _CENTER,
+    "amplitude": _AMPLITUDE})
 def pitching_figure_eight(duration: float = 30.0, period: float = 30.0, pitch_amplitude: float = math.radians(20.0),
                           center=(0.0, 0.0, 1.0), amplitude=(1.0, 1.0)) -> FullPose:
     """The figure-eight of eq. (13) with the pitch ``theta = pitch_amplitude sin(2 pi t / period)`` [rad]."""
@@ -534,6 +566,10 @@ def pitching_figure_eight(duration: float = 30.0, period: float = 30.0, pitch_am
                     SinusoidalAttitude((0.0, pitch_amplitude, 0.0), period))
 
 
+@register("reference", "tilting_hex_maneuver", options={
+    "pitch": _PITCH, "hold_time": Option(float, gt=0, unit="s", doc="time the pitch is held"), "ramp_time": _RAMP,
+    "eight_time": Option(float, gt=0, unit="s", doc="duration of the pitching figure-eight"), "period": _PERIOD,
+    "pitch_amplitude": _PITCH_AMPLITUDE, "center": _CENTER})
 def tilting_hex_maneuver(pitch: float = math.radians(30.0), hold_time: float = 10.0, ramp_time: float = 2.0,
                          eight_time: float = 30.0, period: float = 30.0, pitch_amplitude: float = math.radians(20.0),
                          center=(0.0, 0.0, 1.0)) -> Sequence:

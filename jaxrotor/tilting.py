@@ -78,6 +78,7 @@ from .allocators import AbstractAllocator, Allocation, AllocationData, allocatio
 from .design.platform import AngleArray, Platform, is_concrete, per_rotor_angles
 from .metrics import reference_power
 from .numerics import safe_norm
+from .registry import Option, register
 
 __all__ = [
     "CantLookupTable",
@@ -131,8 +132,7 @@ def _check_limits(owner: str, name: str, limits) -> tuple[float, float]:
 
 def _initial_angle(platform: Platform, flight, key: str):
     """The angle set ``key`` the servos start from (``flight.state0``'s, else the platform's); ``None`` if traced."""
-    state0 = getattr(flight, "state0", None)
-    value = getattr(platform, key) if state0 is None else getattr(state0, key)
+    value = getattr(platform, key) if flight.state0 is None else getattr(flight.state0, key)
     return value if is_concrete(value) else None
 
 
@@ -230,6 +230,17 @@ class ExtendedSolution(eqx.Module):
     angle_clipped: Bool[Array, " n"]
 
 
+_LIMITS_FIX = "two angles [lower, upper] in rad"
+_MARGIN = Option(float, ge=0, lt=0.5, doc="fraction of each rotor's range kept from its bounds",
+                 fix="a fraction in [0, 0.5), e.g. 0.05")
+
+
+@register("allocator", "extended_variable", options={
+    "alpha_limits": Option(tuple, length=2, scalar=False, allow_inf=True, unit="rad", doc="servo limits of alpha",
+                           fix=_LIMITS_FIX),
+    "beta_limits": Option(tuple, length=2, scalar=False, allow_inf=True, unit="rad", doc="servo limits of beta",
+                          fix=_LIMITS_FIX),
+    "margin": _MARGIN})
 class ExtendedVariable(AbstractAllocator):
     """Per-rotor tilt allocation in extended variables (Kamel et al. 2018, Ryll et al. 2015); see the module docstring.
 
@@ -297,7 +308,7 @@ class ExtendedVariable(AbstractAllocator):
                 raise ValueError(f"{name}: platform {platform.name!r} has one shared (interdependent) `{key}`, but "
                                  "extended variables need one angle per rotor. Fix: give per-rotor angles "
                                  f"({key}=[...] of length n), or use CantSelection for a shared cant.")
-        if getattr(flight, "tilt_command", None) is not None:
+        if flight.tilt_command is not None:
             raise ValueError(f"{name}: the flight also has a `tilt_command`; the allocator decides the tilt. Fix: "
                              "set tilt_command=None.")
         if not is_concrete(platform):
@@ -437,6 +448,10 @@ def _cant_terms(platform: Platform, alpha0, force, alpha_cur, margin: float, dam
     return power, (alpha0 - alpha_cur) ** 2, viol, resid, u
 
 
+@register("allocator", "cant_selection", options={
+    "limits": Option(tuple, length=2, scalar=False, unit="rad", doc="servo limits of alpha_0", fix=_LIMITS_FIX),
+    "smoothness": Option(float, gt=0, unit="1/rad^2", doc="weight k_s of the cant change", fix="a weight, e.g. 0.05"),
+    "margin": _MARGIN, "candidates": Option(int, ge=2, doc="size of the candidate grid")})
 class CantSelection(AbstractAllocator):
     """Online choice of a shared cant ``alpha_0`` (module docstring), then speeds at the applied ``alpha_0``.
 
@@ -489,7 +504,7 @@ class CantSelection(AbstractAllocator):
                              f"alpha of shape {np.shape(platform.alpha)}) has no servo-actuated shared cant alpha_0. Fix: "
                              "build it with a scalar alpha and tilting=('alpha',) (preset cs_a0_ting_6r), or use "
                              "ExtendedVariable for per-rotor tilt.")
-        if getattr(flight, "tilt_command", None) is not None:
+        if flight.tilt_command is not None:
             raise ValueError(f"{name}: the flight also has a `tilt_command`; the allocator decides the tilt. Fix: "
                              "set tilt_command=None.")
         if not is_concrete(platform):
@@ -623,7 +638,7 @@ def _check_full_pose(platform: Platform, controller, flight) -> None:
                          f"{type(controller).__name__} tracks only a heading. Fix: use FullyActuatedSE3 on a fully "
                          "actuated or tilting platform, or a reference with a level attitude.")
     if platform.is_tilting:
-        if not flight.allocator.decides_tilt and getattr(flight, "tilt_command", None) is None:
+        if not flight.allocator.decides_tilt and flight.tilt_command is None:
             raise ValueError(f"fly: platform {platform.name!r} tilts but nothing commands its servos for the full-pose "
                              "reference. Fix: use allocator ExtendedVariable (per-rotor tilt) or CantSelection "
                              "(shared cant).")

@@ -5,7 +5,9 @@ One loader, :func:`load`, turns a TOML file into a :class:`FlightConfig`, whose
 (:func:`jaxrotor.flight.fly`). Every mistake (missing key, wrong type, bad value,
 unknown key or preset, a key of an older spelling) raises a
 :class:`~jaxrotor.io.toml.ConfigError` whose message names the file, the key, the
-bad value and the fix. One choice key, ``kind``, selects a strategy in every table.
+bad value and the fix. One choice key, ``kind``, selects a strategy in every table:
+the kinds and their options are those registered next to their classes
+(:mod:`jaxrotor.registry`; ``docs/closed_loop.md`` lists them).
 Example (``configs/paper_realistic.toml``)::
 
     name = "paper_realistic"
@@ -61,9 +63,10 @@ from typing import Any
 
 import diffrax
 
-from .. import reference as R
-from ..allocators import BoxLS, Clip, PseudoInverse, TorquePriority
-from ..control import GAIN_NAMES, FullyActuatedSE3, UnderactuatedSE3
+from .. import allocators as _allocators  # noqa: F401 - importing these modules registers their kinds
+from .. import control as _control  # noqa: F401
+from .. import reference as _references  # noqa: F401
+from .. import registry
 from ..dynamics import (
     Actuators,
     FirstOrderMotor,
@@ -73,15 +76,31 @@ from ..dynamics import (
 )
 from ..flight import DivergenceLimits, Flight
 from ..integrate import Integrator
-from ..tilting import CantSelection, ExtendedVariable, check_tilt_flight
+from ..registry import Option
+from ..tilting import check_tilt_flight
 from . import robust_config
 from .platform_table import platform_from_table
 from .toml import ConfigError, Table, parse_toml, read_toml
 
 __all__ = ["ConfigError", "FlightConfig", "load", "loads", "from_dict", "SOLVERS", "FLIGHT_TABLES"]
 
-#: The ``[solver] kind`` choices (diffrax solvers).
-SOLVERS = ("tsit5", "dopri5", "dopri8", "bosh3", "heun", "euler")
+# Kinds of classes defined in jaxrotor.dynamics (motors, servos) and of the diffrax solvers, registered here,
+# by the loader that names them (jaxrotor.registry); the motor and servo lines belong next to their classes.
+registry.register("motor", "ideal", IdealMotor)
+registry.register("motor", "first_order", FirstOrderMotor, options={
+    "time_constant": Option(float, default=registry.REQUIRED, gt=0, unit="s", doc="motor time constant tau_m",
+                            fix="the motor time constant in s, e.g. 0.03")})
+registry.register("servo", "ideal", IdealServo)
+registry.register("servo", "first_order", FirstOrderServo, options={
+    "time_constant": Option(float, gt=0, unit="s", doc="servo time constant tau_s",
+                            fix="the servo time constant in s"),
+    "rate_limit": Option(float, gt=0, unit="rad/s", doc="largest angle rate", fix="the servo rate limit in rad/s")})
+for _name, _solver in (("tsit5", diffrax.Tsit5), ("dopri5", diffrax.Dopri5), ("dopri8", diffrax.Dopri8),
+                       ("bosh3", diffrax.Bosh3), ("heun", diffrax.Heun), ("euler", diffrax.Euler)):
+    registry.register("solver", _name, _solver, doc=f"diffrax.{_solver.__name__}")
+
+#: The ``[solver] kind`` choices (the diffrax solvers registered above).
+SOLVERS = tuple(registry.kinds("solver"))
 
 #: The tables of a flight configuration.
 FLIGHT_TABLES = ("platform", "controller", "allocator", "actuators", "reference", "solver", "flight")
@@ -124,59 +143,13 @@ class FlightConfig:
 
 
 def _controller(t: Table):
-
-    kind = t.choice("kind", ("fully_actuated", "underactuated"), "fully_actuated")
-    gains = {}
-    for g in GAIN_NAMES:
-        if g in t:
-            v = t.vector(g, 3, fix="give 3 non-negative diagonal gains, e.g. [7.0, 7.0, 60.0]")
-            vals = [v] * 3 if isinstance(v, float) else v
-            if any(x < 0 for x in vals):
-                raise t.fail(g, v, "gains must be >= 0", "give non-negative gains")
-            gains[g] = vals
-    t.check_unknown()
-    cls = FullyActuatedSE3 if kind == "fully_actuated" else UnderactuatedSE3
-    return cls(**gains)
+    """``[controller]``: a registered ``"controller"`` kind (default ``fully_actuated``)."""
+    return t.build("controller", "fully_actuated")
 
 
 def _allocator(t: Table):
-
-    kind = t.choice("kind", ("pseudo_inverse", "clip", "torque_priority", "box_ls", "extended_variable",
-                             "cant_selection"), "pseudo_inverse")
-    if kind in ("extended_variable", "cant_selection"):
-        return _tilting_allocator(t, kind)
-    if kind == "box_ls":  # weights of the force and torque residuals (jaxrotor.allocators.BoxLS)
-        try:
-            alloc = BoxLS(force_weight=t.number("force_weight", 1.0, positive=True, fix="a weight > 0, e.g. 1"),
-                          torque_weight=t.number("torque_weight", 10.0, positive=True, fix="a weight > 0, e.g. 10"))
-        except ValueError as err:
-            raise t.error(str(err)) from None
-        t.check_unknown()
-        return alloc
-    t.check_unknown()
-    return {"pseudo_inverse": PseudoInverse, "clip": Clip, "torque_priority": TorquePriority}[kind]()
-
-
-def _tilting_allocator(t: Table, kind: str):
-    """``[allocator] kind = "extended_variable" | "cant_selection"`` (:mod:`jaxrotor.tilting`), angles in rad."""
-    fix_lim = "two angles [lower, upper] in rad"
-    try:
-        if kind == "extended_variable":
-            inf = float("inf")
-            alloc = ExtendedVariable(alpha_limits=tuple(t.vector("alpha_limits", 2, [-inf, inf], fix=fix_lim,
-                                                                 allow_inf=True)),
-                                     beta_limits=tuple(t.vector("beta_limits", 2, [-inf, inf], fix=fix_lim,
-                                                                allow_inf=True)),
-                                     margin=t.number("margin", 0.05, fix="a fraction in [0, 0.5), e.g. 0.05"))
-        else:
-            alloc = CantSelection(limits=tuple(t.vector("limits", 2, [0.08726646259971647, 0.6981317007977318], fix=fix_lim)),
-                                  smoothness=t.number("smoothness", 0.05, positive=True, fix="a weight, e.g. 0.05"),
-                                  margin=t.number("margin", 0.05, fix="a fraction in [0, 0.5), e.g. 0.05"),
-                                  candidates=t.integer("candidates", 41, minimum=2))
-    except ValueError as err:
-        raise t.error(str(err)) from None
-    t.check_unknown()
-    return alloc
+    """``[allocator]``: a registered ``"allocator"`` kind (default ``pseudo_inverse``)."""
+    return t.build("allocator", "pseudo_inverse")
 
 
 def _old_actuator_strings(t: Table) -> None:
@@ -191,74 +164,22 @@ def _old_actuator_strings(t: Table) -> None:
 
 
 def _actuators(t: Table):
-
+    """``[actuators.motor]``, ``[actuators.servo]``: registered ``"motor"`` / ``"servo"`` kinds (default ``ideal``)."""
     _old_actuator_strings(t)
     t.moved("time_constant", "actuators.motor.time_constant")
     t.moved("servo_time_constant", "actuators.servo.time_constant")
     t.moved("servo_rate_limit", "actuators.servo.rate_limit")
-    m = t.table("motor")
-    if m.choice("kind", ("ideal", "first_order"), "ideal") == "first_order":
-        motor = FirstOrderMotor(m.number("time_constant", positive=True, fix="the motor time constant in s, e.g. 0.03"))
-    else:
-        motor = IdealMotor()
-    m.check_unknown()
-    s = t.table("servo")
-    if s.choice("kind", ("ideal", "first_order"), "ideal") == "first_order":
-        servo = FirstOrderServo(s.number("time_constant", 0.05, positive=True, fix="the servo time constant in s"),
-                                s.number("rate_limit", 6.0, positive=True, fix="the servo rate limit in rad/s"))
-    else:
-        servo = IdealServo()
-    s.check_unknown()
+    motor = t.table("motor").build("motor", "ideal")
+    servo = t.table("servo").build("servo", "ideal")
     t.check_unknown()
     return Actuators(motor=motor, servo=servo)
 
 
 def _reference(t: Table):
-
+    """``[reference]``: a registered ``"reference"`` kind (required)."""
     t.renamed("total_time", "reference.duration")
     t.renamed("length", "reference.duration")
-    kind = t.choice("kind", ("paper_maneuver", "figure_eight", "circle", "hover", "pitch_hover",
-                             "pitching_figure_eight", "tilting_hex_maneuver"))
-    fix_d = "the reference's duration in s"
-    if kind in ("pitch_hover", "pitching_figure_eight", "tilting_hex_maneuver"):
-        ref = _full_pose_reference(t, kind)
-    elif kind == "paper_maneuver":
-        ref = R.paper_maneuver(
-            takeoff_time=t.number("takeoff_time", 8.0, positive=True),
-            landing_time=t.number("landing_time", 8.0, positive=True),
-            duration=t.number("duration", 45.0, positive=True, fix=fix_d),
-            altitude=t.number("altitude", 1.0, positive=True),
-            period=t.number("period", 30.0, positive=True, fix="the figure-eight period in s (paper: 30)"),
-            amplitude=t.vector("amplitude", 2, [1.0, 1.0]),
-        )
-    elif kind == "figure_eight":
-        ref = R.FigureEight(t.number("duration", positive=True, fix=fix_d),
-                            center=t.vector("center", 3, [0.0, 0.0, 1.0]),
-                            amplitude=t.vector("amplitude", 2, [1.0, 1.0]),
-                            period=t.number("period", 30.0, positive=True))
-    elif kind == "circle":
-        ref = R.Circle(t.number("duration", positive=True, fix=fix_d), start=t.vector("start", 3, [0.0, 0.0, 1.0]),
-                       radius=t.number("radius", 1.0, positive=True), period=t.number("period", 10.0, positive=True))
-    else:
-        ref = R.Hover(t.vector("position", 3, [0.0, 0.0, 1.0]), t.number("duration", positive=True, fix=fix_d))
-    t.check_unknown()
-    return ref
-
-
-def _full_pose_reference(t: Table, kind: str):
-    """Full-pose references (:mod:`jaxrotor.reference`), angles in rad."""
-    center = t.vector("center", 3, [0.0, 0.0, 1.0])
-    if kind == "pitch_hover":
-        return R.pitch_hover(center, t.number("pitch", 0.5235987755982988), t.number("duration", 12.0, positive=True),
-                             t.number("ramp_time", 2.0, positive=True))
-    if kind == "pitching_figure_eight":
-        return R.pitching_figure_eight(t.number("duration", 30.0, positive=True), t.number("period", 30.0, positive=True),
-                                       t.number("pitch_amplitude", 0.3490658503988659), center,
-                                       t.vector("amplitude", 2, [1.0, 1.0]))
-    return R.tilting_hex_maneuver(t.number("pitch", 0.5235987755982988), t.number("hold_time", 10.0, positive=True),
-                                  t.number("ramp_time", 2.0, positive=True), t.number("eight_time", 30.0, positive=True),
-                                  t.number("period", 30.0, positive=True), t.number("pitch_amplitude", 0.3490658503988659),
-                                  center)
+    return t.build("reference")
 
 
 def _integrator(t: Table):
@@ -267,9 +188,7 @@ def _integrator(t: Table):
     t.renamed("method", "solver.kind")
     t.moved("save_dt", "flight.save_dt")
     t.moved("t1", "flight.t1")
-    kind = t.choice("kind", SOLVERS, "tsit5")
-    solver = {"tsit5": diffrax.Tsit5, "dopri5": diffrax.Dopri5, "dopri8": diffrax.Dopri8, "heun": diffrax.Heun,
-              "bosh3": diffrax.Bosh3, "euler": diffrax.Euler}[kind]()
+    solver = registry.lookup("solver", t.choice("kind", tuple(registry.kinds("solver")), "tsit5"))()
     integ = Integrator(solver=solver, adaptive=t.boolean("adaptive", True),
                        dt=t.number("dt", 1e-3, positive=True, fix="the fixed step in s, e.g. 0.01"),
                        rtol=t.number("rtol", None, positive=True), atol=t.number("atol", None, positive=True),

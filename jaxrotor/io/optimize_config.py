@@ -11,7 +11,7 @@ the three tables of the problem (see ``docs/optimization.md``)::
     lower = 0.0                             # bounds in the parameter's units (rad here)
     upper = 1.0
 
-    [objective.tracking]                    # one table per term (jaxrotor.optimize.objectives.TERMS)
+    [objective.tracking]                    # one table per registered term (jaxrotor.registry "objective")
     weight = 1.0
     metric = "rmse"
 
@@ -57,6 +57,7 @@ from ..optimize import (
     MinimizeOptions,
     Parameters,
 )
+from .. import registry
 from ..optimize import objectives as ob
 from . import robust_config
 from .config import FlightConfig
@@ -164,31 +165,6 @@ class OptimizationConfig:
 
 
 _OWN_TABLES = ("optimize", "parameters", "objective") + robust_config.PROBLEM_TABLES
-#: Admissible ranges ``(low, high, why)`` of the float options above (checked at load).
-_TERM_RANGES: dict[tuple[str, str], tuple[float, float, str]] = {
-    ("tracking", "position"): (0.0, math.inf, "a weight must be >= 0 (the objective is a cost)"),
-    ("tracking", "orientation"): (0.0, math.inf, "a weight must be >= 0 (the objective is a cost)"),
-    ("saturation", "threshold"): (0.0, 0.999, "the threshold is a fraction of the rotor's range in [0, 1)"),
-    ("lateral_capability", "temperature"): (1e-12, math.inf, "a smoothing temperature must be > 0"),
-    ("rotor_loss_margin", "temperature"): (1e-12, math.inf, "a smoothing temperature must be > 0"),
-}
-
-_TERM_OPTIONS: dict[str, dict[str, tuple]] = {
-    "tracking": {"metric": (str, "rmse"), "position": (float, 1.0), "orientation": (float, 0.0)},
-    "effort": {},
-    "energy": {"normalize": (bool, True)},
-    "saturation": {"threshold": (float, 0.9)},
-    "wrench_shortfall": {},
-    "conditioning": {"log": (bool, False)},
-    "hover_efficiency": {},
-    "lateral_capability": {"n_directions": (int, 12), "temperature": (float, 1e-3)},
-    "rotor_loss_margin": {"temperature": (float, 1e-3)},
-    "zero_moment_volume": {"normalize": (bool, False)},
-    "hover_section_area": {"normalize": (bool, False)},
-    "volume_above_hover": {"normalize": (bool, False)},
-}
-
-
 def _parameters_from(t: Table, design):
 
     selection = {}
@@ -224,32 +200,21 @@ def _parameters_from(t: Table, design):
 def _objective_from(t: Table):
 
     terms = []
+    registered = registry.kinds("objective")
     for name, sub in t.data.items():
-        if name not in ob.TERMS:
+        if name not in registered:
             raise t.error(f"unknown objective term `objective.{name}` = {sub!r}. Fix: use one of "
-                          f"{', '.join(ob.TERMS)}.")
+                          f"{', '.join(registered)}.")
         st = t.table(name)
         weight = st.number("weight", 1.0, fix="a non-negative weight")
         if weight < 0:
             raise st.fail("weight", weight, "weights must be >= 0 (every term is a cost; larger-is-better measures "
                           "are negated already)", "give a non-negative weight")
-        kwargs = {}
-        for opt, (kind, default) in _TERM_OPTIONS[name].items():
-            if kind is float:
-                kwargs[opt] = st.number(opt, default)
-                lo, hi, why = _TERM_RANGES.get((name, opt), (-math.inf, math.inf, ""))
-                if not lo <= kwargs[opt] <= hi:
-                    raise st.fail(opt, kwargs[opt], why, f"give a value in [{lo}, {hi}]")
-            elif kind is int:
-                kwargs[opt] = st.integer(opt, default, minimum=1)
-            else:
-                kwargs[opt] = st.get(opt, kind, default)
         lower = st.number("at_least", None, fix="the lower bound of the term's measure, in its units")
         upper = st.number("at_most", None, fix="the upper bound of the term's measure, in its units")
         penalty = st.number("penalty", 1e4, positive=True, fix="the quadratic penalty weight of the bound")
-        st.check_unknown()
+        term = st.build_kind(registered[name])  # the term's own options (declared next to its class)
         try:
-            term = ob.TERMS[name](**kwargs)
             if lower is None and upper is None:
                 terms.append(ob.Weighted(term, weight))
             else:

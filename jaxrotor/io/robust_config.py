@@ -51,14 +51,13 @@ that would make the mass or inertia non-positive, ...) raises a
 from __future__ import annotations
 
 import dataclasses
-import math
-from typing import Any
 
 import jax
 
+from .. import registry
 from ..discrete import control_schedule
-from ..optimize.robust import RISKS, RobustProblem, RobustSettings
 from ..randomize import Randomization
+from ..registry import Option
 from ..sensors import Sensors
 from ..wind import Wind
 from .toml import Table
@@ -70,50 +69,32 @@ FLIGHT_TABLES = ("control", "sensors", "wind")
 #: Tables of an optimisation problem read here.
 PROBLEM_TABLES = ("randomize", "robust")
 
-
-def _nonnegative(t: Table, k: str, unit: str, default=0.0):
-    """A number or 3 numbers, each finite and ``>= 0``."""
-    v = t.vector(k, 3, default, fix=f"a standard deviation in {unit}: a number >= 0 or 3 of them")
-    vals = [v] if isinstance(v, float) else v
-    if not all(math.isfinite(x) and x >= 0 for x in vals):
-        raise t.fail(k, v, "a standard deviation must be finite and >= 0",
-                     f"give a number >= 0 in {unit} (0 for none) or 3 of them")
-    return v
+_CHANNEL_UNITS = (("position", "m"), ("velocity", "m/s"), ("attitude", "rad"), ("rate", "rad/s"))
 
 
-def _sensors(t: Table) -> Sensors:
-    kw = {}
-    for channel, unit in (("position", "m"), ("velocity", "m/s"), ("attitude", "rad"), ("rate", "rad/s")):
-        kw[f"{channel}_std"] = _nonnegative(t, f"{channel}_std", unit)
-        kw[f"{channel}_bias_std"] = _nonnegative(t, f"{channel}_bias_std", unit)
-    delay = t.get("delay", int, 0, "the delay in control ticks, an integer >= 0")
-    if delay < 0:
-        raise t.fail("delay", delay, "a measurement delay must be >= 0 control ticks",
-                     "give an integer >= 0, e.g. 2 (4 ms at 500 Hz)")
-    t.check_unknown()
-    std = {k: v for k, v in kw.items() if not k.endswith("bias_std")}
-    bias = {k: v for k, v in kw.items() if k.endswith("bias_std")}
-    return Sensors(**std, **bias, delay=delay)
+def _std_option(channel: str, unit: str, what: str) -> Option:
+    return Option(list, length=3, ge=0, unit=unit, doc=f"{what} std of the {channel}",
+                  why="a standard deviation must be finite and >= 0",
+                  fix=f"give a number >= 0 in {unit} (0 for none) or 3 of them")
 
 
-def _wind(t: Table) -> Wind:
-    mean = t.vector("mean", 3, [0.0, 0.0, 0.0], fix="the mean air velocity in m/s, 3 world-axis values")
-    if not all(math.isfinite(x) for x in ([mean] if isinstance(mean, float) else mean)):
-        raise t.fail("mean", mean, "must be finite", "give finite values in m/s")
-    wind = Wind(mean=mean, gust_std=_nonnegative(t, "gust_std", "m/s"),
-                gust_time_constant=t.number("gust_time_constant", 1.0, positive=True,
-                                            fix="the gust correlation time in s, e.g. 1.0"),
-                drag_linear=_number_ge0(t, "drag_linear", "N s/m"),
-                drag_quadratic=_number_ge0(t, "drag_quadratic", "N s^2/m^2"))
-    t.check_unknown()
-    return wind
-
-
-def _number_ge0(t: Table, k: str, unit: str) -> float:
-    v = t.number(k, 0.0, fix=f"a coefficient >= 0 in {unit}")
-    if v < 0:
-        raise t.fail(k, v, "a drag coefficient must be >= 0", f"give a number >= 0 in {unit}")
-    return v
+# Kinds of classes defined in jaxrotor.sensors and jaxrotor.wind, registered here by the loader that names
+# them (jaxrotor.registry); these two lines belong next to their classes.
+registry.register("sensors", "gaussian", Sensors, options={
+    **{f"{c}_std": _std_option(c, u, "white-noise") for c, u in _CHANNEL_UNITS},
+    **{f"{c}_bias_std": _std_option(c, u, "per-flight bias") for c, u in _CHANNEL_UNITS},
+    "delay": Option(int, ge=0, unit="control ticks", doc="measurement delay",
+                    why="a measurement delay must be >= 0 control ticks", fix="give an integer >= 0, e.g. 2 (4 ms at 500 Hz)")})
+registry.register("wind", "ornstein_uhlenbeck", Wind, options={
+    "mean": Option(list, default=[0.0, 0.0, 0.0], length=3, unit="m/s", doc="mean air velocity, world frame",
+                   fix="the mean air velocity in m/s, 3 world-axis values"),
+    "gust_std": _std_option("gust", "m/s", "stationary"),
+    "gust_time_constant": Option(float, gt=0, unit="s", doc="gust correlation time",
+                                 fix="the gust correlation time in s, e.g. 1.0"),
+    "drag_linear": Option(float, ge=0, unit="N s/m", doc="linear drag coefficient",
+                          why="a drag coefficient must be >= 0"),
+    "drag_quadratic": Option(float, ge=0, unit="N s^2/m^2", doc="quadratic drag coefficient",
+                             why="a drag coefficient must be >= 0")})
 
 
 def flight_tables(top: Table, flight):
@@ -131,8 +112,8 @@ def flight_tables(top: Table, flight):
         raise c.fail("rate", rate, "a control rate must be > 0 Hz", "give e.g. 500.0")
     seed = c.get("seed", int, 0, "an integer seed")
     c.check_unknown()
-    sensors = _sensors(top.table("sensors")) if "sensors" in top else None
-    wind = _wind(top.table("wind")) if "wind" in top else None
+    sensors = top.table("sensors").build("sensors", "gaussian") if "sensors" in top else None
+    wind = top.table("wind").build("wind", "ornstein_uhlenbeck") if "wind" in top else None
     if rate is None:
         raise top.error(f"table(s) [{'], ['.join(present)}] need the discrete-rate loop but `control.rate` is missing. "
                         "Fix: add [control] with rate = 500.0 (Hz) and a fixed-step [solver] dt dividing 1 / rate.")
@@ -146,27 +127,9 @@ def flight_tables(top: Table, flight):
     return flight
 
 
-def _randomization(t: Table) -> Randomization:
-    kw: dict[str, Any] = {}
-    for k, what in (("mass", "mass"), ("inertia", "inertia"), ("c_f", "thrust coefficient"),
-                    ("c_tau", "drag-torque coefficient"), ("motor_time_constant", "motor time constant")):
-        v = t.number(k, 0.0, fix="a relative half-width in [0, 1), e.g. 0.1 for +-10 %")
-        if not 0 <= v < 1:
-            raise t.fail(k, v, f"a relative half-width must lie in [0, 1): at {v!r} the {what} can reach "
-                         f"{1 - v:g} times its nominal value ({'non-positive' if v >= 1 else 'negative'})",
-                         "give e.g. 0.1 for +-10 %")
-        kw[k] = v
-    ws = t.vector("wind_speed", 2, None, fix="the mean wind speed range [low, high] in m/s")
-    if ws is not None:
-        if isinstance(ws, float) or not (0 <= ws[0] <= ws[1] and math.isfinite(ws[1])):
-            raise t.fail("wind_speed", ws, "expected a finite range [low, high] with 0 <= low <= high",
-                         "give e.g. [0.0, 3.0] (m/s)")
-        kw["wind_speed"] = (ws[0], ws[1])
-    t.check_unknown()
-    return Randomization(**kw)
+def _settings(r: Table, randomization: Randomization):
+    from ..optimize.robust import RISKS, RobustSettings  # here: a flight TOML never imports the optimiser
 
-
-def _settings(r: Table, randomization: Randomization) -> RobustSettings:
     beta = r.number("beta", 0.8, fix="the CVaR level in (0, 1), e.g. 0.8")
     if not 0 < beta < 1:
         raise r.fail("beta", beta, "the CVaR level must lie in (0, 1) (CVaR_beta is the mean of the worst 1 - beta "
@@ -201,7 +164,9 @@ def robust_problem(top: Table, problem):
     """
     if not any(k in top for k in PROBLEM_TABLES):
         return problem
-    randomization = _randomization(top.table("randomize"))
+    from ..optimize.robust import RobustProblem  # here: a flight TOML never imports the optimiser
+
+    randomization = top.table("randomize").build("randomization", "uniform")
     settings = _settings(top.table("robust"), randomization)
     flight = problem.design.flight
     if flight is None or flight.control_rate is None:

@@ -24,6 +24,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import registry
+from ..registry import REQUIRED, Kind, Option
+
 __all__ = ["ConfigError", "Table", "read_toml", "parse_toml", "MISSING"]
 
 
@@ -169,6 +172,66 @@ class Table:
         if v not in options:
             raise self.fail(k, v, "unknown choice", f"use one of {', '.join(repr(o) for o in options)}")
         return v
+
+    def option(self, k: str, opt: Option) -> Any:
+        """The value of option ``k`` declared by ``opt`` (type, bounds, default; :class:`jaxrotor.registry.Option`).
+
+        Absent: the option's default (an error naming the key and what to give when it is
+        :data:`~jaxrotor.registry.REQUIRED`). A ``tuple`` option's list comes back as a tuple.
+
+        Raises:
+            ConfigError: the value has the wrong type, length or choice, is NaN or (unless
+                ``allow_inf``) infinite, or lies outside the bounds; naming the key, the value and the fix.
+        """
+        fix = opt.fix or f"give {opt.describe()}"
+        if k not in self.data:
+            default = MISSING if opt.default is REQUIRED else opt.default
+            return self.get(k, object, default, opt.fix or (f"{opt.doc}: {opt.describe()}" if opt.doc else opt.describe()))
+        if opt.type is bool:
+            v = self.boolean(k)
+        elif opt.type is str:
+            v = self.choice(k, opt.choices) if opt.choices else self.get(k, str, fix=fix)
+        elif opt.type is int:
+            v = self.integer(k, fix=fix)
+        elif opt.type is float:
+            v = self.get(k, float, fix=fix)
+            if math.isnan(v) or (math.isinf(v) and not opt.allow_inf):
+                raise self.fail(k, v, "must be a finite number" + (f" {opt.bounds()}" if opt.bounds() else ""), fix)
+        else:
+            v = self.vector(k, opt.length, fix=fix, allow_inf=opt.allow_inf)
+            if isinstance(v, float) and not opt.scalar:
+                raise self.fail(k, v, f"expected a list of {opt.length or 'several'} numbers, got one number", fix)
+        if opt.type is not bool and opt.type is not str and opt.outside(v):
+            raise self.fail(k, v, opt.why or f"must be {opt.bounds()}", fix)
+        return tuple(v) if opt.type is tuple and isinstance(v, list) else v
+
+    def build(self, family: str, default: Any = MISSING) -> Any:
+        """The object of family ``family`` that this table's ``kind`` names (``default`` when absent), built from
+        the options that kind declares (:mod:`jaxrotor.registry`); every other key is refused.
+
+        Raises:
+            ConfigError: an unknown kind (listing the registered ones), a bad or unknown option,
+                or a value the builder refuses (its message, prefixed by the table).
+        """
+        registered = tuple(registry.kinds(family))
+        name = self.get("kind", str, default, f"one of {', '.join(registered)}")
+        if name not in registered:
+            raise self.fail("kind", name, f"unknown choice, not a registered {family} kind",
+                            f"use one of {', '.join(repr(o) for o in registered)}")
+        return self.build_kind(registry.lookup(family, name))
+
+    def build_kind(self, kind: Kind) -> Any:
+        """``kind`` built from this table: :meth:`option` for each declared option, then :meth:`check_unknown`.
+
+        Raises:
+            ConfigError: a bad or unknown option, or a value the builder refuses (as a ``ValueError``).
+        """
+        values = {k: self.option(k, opt) for k, opt in kind.options.items()}
+        self.check_unknown()
+        try:
+            return kind(**values)
+        except ValueError as err:
+            raise self.error(f"[{self.path}]: {err}") from None
 
     def table(self, k: str, required: bool = False, fix: str = "") -> "Table":
         """The sub-table ``k`` as a :class:`Table` (empty when absent and not ``required``)."""

@@ -43,7 +43,7 @@ Why tilt needs these terms: with the exact pseudo-inverse allocation, no input
 bounds and ideal motors, the delivered wrench ``G G^+ w`` equals the commanded
 ``w`` for every full-rank ``G``, so the closed loop, and therefore the tracking
 error, does not depend on the tilt angles at all (``docs/optimization.md``, tested
-in ``tests/test_gradients.py``). Tilt acts through effort and power, saturation,
+in ``tests/integration/test_gradients.py``). Tilt acts through effort and power, saturation,
 conditioning, lateral-force capability and rotor-loss robustness.
 
 Class structure (every Module abstract or final): :class:`AbstractTerm` is the
@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import abc
 import math
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import equinox as eqx
@@ -78,6 +79,7 @@ from ..analysis import (condition_number, hover_efficiency, rotor_loss_margin, s
 from ..metrics import (effort_ratio, mean_norm, orientation_error, position_error, reference_power, rms_norm,
                        rotor_power, speed_margin)
 from ..numerics import time_mean
+from ..registry import Option, builders, register
 
 __all__ = [
     "AbstractTerm",
@@ -428,6 +430,14 @@ def at_most(term: AbstractMeasureTerm, bound: float, penalty: float = 1e4) -> Co
 # --------------------------------------------------------------------------- flight terms
 
 
+_TEMPERATURE = Option(float, gt=0, doc="soft-min temperature", why="a smoothing temperature must be > 0")
+_NORMALIZE = Option(bool, doc="divide by a power of the weight m g (dimensionless)")
+
+
+@register("objective", "tracking", options={
+    "metric": Option(str, choices=("rmse", "mae"), doc="RMSE or mean error"),
+    "position": Option(float, ge=0, unit="1/m", doc="weight of the position error", why="a weight must be >= 0 (the objective is a cost)"),
+    "orientation": Option(float, ge=0, unit="1/rad", doc="weight of the orientation error", why="a weight must be >= 0 (the objective is a cost)")})
 class Tracking(AbstractFlightTerm):
     """Tracking error of the flight (eqs. 14-15).
 
@@ -465,6 +475,7 @@ class Tracking(AbstractFlightTerm):
         return self.position * norm(position_error(traj)) + self.orientation * norm(orientation_error(traj))
 
 
+@register("objective", "effort")
 class Effort(AbstractFlightTerm):
     """Control effort :func:`~jaxrotor.metrics.effort_ratio`: ``mean_t sum_i c_f,i |u_i| / (m g)``.
 
@@ -479,6 +490,8 @@ class Effort(AbstractFlightTerm):
         return effort_ratio(traj, design.platform)
 
 
+@register("objective", "energy", options={
+    "normalize": Option(bool, doc="divide by the flat design's hover power (else watts)")})
 class Energy(AbstractFlightTerm):
     """Power proxy ``mean_t sum_i c_tau,i |omega_i|^3`` (:func:`~jaxrotor.metrics.rotor_power`).
 
@@ -500,6 +513,9 @@ class Energy(AbstractFlightTerm):
         return mean / reference_power(design.platform) if self.normalize else mean
 
 
+@register("objective", "saturation", options={
+    "threshold": Option(float, ge=0, le=0.999, doc="fraction of the range where the cost starts",
+                        why="the threshold is a fraction of the rotor's range in [0, 1)")})
 class SaturationMargin(AbstractFlightTerm):
     """Smooth saturation cost: how close the rotor speeds come to *either* bound.
 
@@ -533,6 +549,7 @@ class SaturationMargin(AbstractFlightTerm):
         return jnp.mean(jnp.sum(excess**2, axis=-1))
 
 
+@register("objective", "wrench_shortfall")
 class WrenchShortfall(AbstractFlightTerm):
     """Unmet wrench ``mean_t |S (w_achieved - w_requested)|^2`` (0 unless the allocator saturates).
 
@@ -552,6 +569,7 @@ class WrenchShortfall(AbstractFlightTerm):
 
 # --------------------------------------------------------------------------- design terms
 
+@register("objective", "conditioning", options={"log": Option(bool, doc="log of the condition number")})
 class Conditioning(AbstractDesignTerm):
     """Condition number ``sigma_1 / sigma_6`` of the unit-consistent allocation matrix
     (:func:`jaxrotor.analysis.condition_number`); ``log=True`` gives ``log(kappa)``. Smaller is better.
@@ -570,6 +588,7 @@ class Conditioning(AbstractDesignTerm):
         return jnp.log(k) if self.log else k
 
 
+@register("objective", "hover_efficiency")
 class HoverEfficiency(AbstractDesignTerm):
     """Hover efficiency ``eta`` (:func:`jaxrotor.analysis.hover_efficiency`): larger is better.
 
@@ -584,6 +603,8 @@ class HoverEfficiency(AbstractDesignTerm):
         return hover_efficiency(design.platform)
 
 
+@register("objective", "lateral_capability", options={
+    "n_directions": Option(int, ge=1, doc="horizontal directions"), "temperature": _TEMPERATURE})
 class LateralCapability(AbstractDesignTerm):
     """Lateral-force capability at level hover in units of the weight ``m g``: larger is better.
 
@@ -612,6 +633,7 @@ class LateralCapability(AbstractDesignTerm):
 # --------------------------------------------------------------------------- rotor-loss margin
 
 
+@register("objective", "rotor_loss_margin", options={"temperature": _TEMPERATURE})
 class RotorLossMargin(AbstractDesignTerm):
     """Hover margin after the worst single rotor loss (:func:`jaxrotor.analysis.rotor_loss_margin`): larger is better.
 
@@ -650,6 +672,7 @@ class _AbstractPolytopeTerm(AbstractDesignTerm):
         return m / _weight(design) ** self.power if self.normalize else m
 
 
+@register("objective", "zero_moment_volume", options={"normalize": _NORMALIZE})
 class ZeroMomentVolume(_AbstractPolytopeTerm):
     """Volume of the zero-moment force set ``F_B = {F u : M u = 0, u in bounds}`` [N^3]
     (:func:`jaxrotor.analysis.zero_moment_force_volume`): larger is better.
@@ -664,6 +687,7 @@ class ZeroMomentVolume(_AbstractPolytopeTerm):
     name: ClassVar[str] = "zero_moment_volume"
 
 
+@register("objective", "hover_section_area", options={"normalize": _NORMALIZE})
 class HoverSectionArea(_AbstractPolytopeTerm):
     """Area of the hover section ``F_B ∩ {f_z = m g}`` [N^2]
     (:func:`jaxrotor.analysis.hover_section_area`): the lateral forces held at level hover. Larger is better.
@@ -678,6 +702,7 @@ class HoverSectionArea(_AbstractPolytopeTerm):
     name: ClassVar[str] = "hover_section_area"
 
 
+@register("objective", "volume_above_hover", options={"normalize": _NORMALIZE})
 class VolumeAboveHover(_AbstractPolytopeTerm):
     """Volume of ``F_B ∩ {f_z >= m g}`` [N^3] (:func:`jaxrotor.analysis.volume_above_hover`): larger is better.
 
@@ -691,18 +716,6 @@ class VolumeAboveHover(_AbstractPolytopeTerm):
     name: ClassVar[str] = "volume_above_hover"
 
 
-#: Term classes by configuration name (``[objective.<name>]`` tables).
-TERMS: dict[str, type] = {
-    "tracking": Tracking,
-    "effort": Effort,
-    "energy": Energy,
-    "saturation": SaturationMargin,
-    "wrench_shortfall": WrenchShortfall,
-    "conditioning": Conditioning,
-    "hover_efficiency": HoverEfficiency,
-    "lateral_capability": LateralCapability,
-    "rotor_loss_margin": RotorLossMargin,
-    "zero_moment_volume": ZeroMomentVolume,
-    "hover_section_area": HoverSectionArea,
-    "volume_above_hover": VolumeAboveHover,
-}
+#: Term classes by configuration name (``[objective.<name>]`` tables): a live view of the
+#: ``"objective"`` family of :mod:`jaxrotor.registry`, so a term registered anywhere is listed.
+TERMS: Mapping[str, type] = builders("objective")
