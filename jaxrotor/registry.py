@@ -44,7 +44,7 @@ FAMILIES: dict[str, str] = {
     "motor": "[actuators.motor] kind",
     "servo": "[actuators.servo] kind",
     "solver": "[solver] kind",
-    "objective": "[objective.<kind>] table name",
+    "objective": "[objective.<kind>] table",
     "sensors": "[sensors] kind",
     "wind": "[wind] kind",
     "randomization": "[randomize] kind",
@@ -328,7 +328,7 @@ def markdown(families: tuple[str, ...] | None = None, only: Callable[[Kind], boo
         rows = [k for k in _REGISTRY.get(fam, {}).values() if only is None or only(k)]
         if not rows:
             continue
-        out += [f"**{fam}** ({FAMILIES.get(fam, fam)})", "", "| kind | builds | option | default | value | meaning |",
+        out += [f"**{fam}** (`{FAMILIES.get(fam, fam)}`)", "", "| kind | builds | option | default | value | meaning |",
                 "| --- | --- | --- | --- | --- | --- |"]
         for k in rows:
             head = f"| `{k.name}` | `{k.public_name}` "
