@@ -48,8 +48,9 @@ from jaxrotor.flight import fly
 from jaxrotor.integrate import Integrator
 from jaxrotor.metrics import flight_metrics
 from jaxrotor.physics import ModelOptions, PhysicsSettings, build_model, fly_physics
-from jaxrotor.physics.validate import PAPER_TABLE_IV, default_parts, delta_omega
-from jaxrotor.usecase import paper_reproduction_spec
+from jaxrotor.physics.parts import default_parts
+from jaxrotor.workflows.compare import PAPER_TABLE_IV, delta_omega
+from jaxrotor.workflows.usecase import paper_reproduction_spec
 
 
 def _physics(conf, settings, pm=None):

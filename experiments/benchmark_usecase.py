@@ -1,6 +1,6 @@
 """Benchmark: the 45 s RotorSuite use case (paper Sec. IV) in jaxrotor versus a NumPy/SciPy baseline.
 
-What is flown (``jaxrotor.usecase.paper_reproduction_spec(with_comparison=False)``):
+What is flown (``jaxrotor.workflows.usecase.paper_reproduction_spec(with_comparison=False)``):
 Table II hexarotor ``CS_α0β0-Ted_6R``, Table III ``FullyActuatedSE3`` gains, exact
 pseudo-inverse allocation, ideal actuators, ``paper_maneuver()`` reference
 (takeoff 0-8 s, figure-eight 8-37 s, landing 37-45 s), float64.
@@ -59,7 +59,7 @@ import numpy as np  # noqa: E402
 
 import jaxrotor  # noqa: E402
 from jaxrotor.flight import fly  # noqa: E402
-from jaxrotor.usecase import paper_reproduction_spec  # noqa: E402
+from jaxrotor.workflows.usecase import paper_reproduction_spec  # noqa: E402
 
 from _checks import Checks  # noqa: E402
 

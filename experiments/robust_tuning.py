@@ -16,7 +16,7 @@ fly the same held-out batch (64 flights drawn from keys training never uses;
 ``RobustSettings.batch(..., HELDOUT)``) and their position RMSE distributions are
 compared (``errors.png``), with the gains side by side with Table III. The same four
 gain sets then fly the first ``PHYSICS_SIZE`` held-out members on the MuJoCo physics
-layer (:func:`jaxrotor.optimize.robust.physics_metrics`: same noise draws, delay,
+layer (:func:`jaxrotor.workflows.robust.physics_metrics`: same noise draws, delay,
 rate, gusts and drag; spinning propellers), so the result is checked outside the
 model it was tuned on (``physics`` and ``physics_metrics`` in the JSON summary).
 
@@ -57,7 +57,9 @@ import jaxrotor as jr
 from jaxrotor import optimize as op
 from jaxrotor.control import TABLE_III
 from jaxrotor.io import optimize_config
-from jaxrotor.optimize.robust import heldout_metrics, physics_metrics
+from jaxrotor.optimize.robust import heldout_metrics
+from jaxrotor.workflows.report import flight_metrics, write_report
+from jaxrotor.workflows.robust import physics_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 NOMINAL = ROOT / "configs" / "tune_gains.toml"
@@ -132,7 +134,7 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     res_rob = rp.minimize(robust.optimizer.build(), robust.options, out_dir=out / "robust", progress=progress)
     wall_rob = time.perf_counter() - t0
-    robust_report = op.write_report(res_rob, rp, out / "robust", metrics=not args.quick, extra=rp.report(res_rob))
+    robust_report = write_report(res_rob, rp, out / "robust", metrics=not args.quick)  # with rp.report(res_rob)
 
     settings = rp.settings
     start = rp.design
@@ -147,7 +149,7 @@ def main(argv=None) -> int:
     nominal_rmse = {}
     for name, c in sets.items():
         d = op.Design(nominal.problem.design.platform, c, nominal.problem.design.flight)
-        nominal_rmse[name] = op.flight_metrics(nominal.problem, d)["rmse_position"]
+        nominal_rmse[name] = flight_metrics(nominal.problem, d)["rmse_position"]
 
     t0 = time.perf_counter()
     reported = robust_report["physics_metrics"]  # the start and the robust gains, flown for result.json

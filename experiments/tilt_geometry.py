@@ -57,6 +57,7 @@ import numpy as np  # noqa: E402
 
 from jaxrotor import optimize as op  # noqa: E402
 from jaxrotor.io import optimize_config  # noqa: E402
+from jaxrotor.workflows.report import write_report  # noqa: E402
 
 from _checks import Checks  # noqa: E402
 
@@ -140,7 +141,7 @@ def main(argv=None) -> int:
     # 1. gradient optimum for the configured lambda (full mode: the logged single run)
     if not args.quick:
         result = op.minimize(problem, optimizer.build(), conf.options, out_dir=out / "gradient", progress=progress)
-        op.write_report(result, problem, out / "gradient")
+        write_report(result, problem, out / "gradient")
         path = np.degrees([[r["platform.alpha"], r["platform.beta"]] for r in result.history])
         single = np.degrees(problem.parameters.flatten(result.design))
     t_single = time.perf_counter() - t_start

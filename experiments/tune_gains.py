@@ -51,6 +51,7 @@ from jaxrotor import metrics  # noqa: E402
 from jaxrotor import optimize as op  # noqa: E402
 from jaxrotor.io import optimize_config  # noqa: E402
 from jaxrotor.control import TABLE_III  # noqa: E402
+from jaxrotor.workflows.report import flight_metrics, write_report  # noqa: E402
 
 from _checks import Checks  # noqa: E402
 
@@ -90,10 +91,10 @@ def main(argv=None) -> int:
     result = op.minimize(problem, conf.optimizer.build(), conf.options, out_dir=out, resume=False,
                          progress=not args.no_progress)
     wall = time.perf_counter() - t0
-    report = op.write_report(result, problem, out)
+    report = write_report(result, problem, out)
 
     table3 = op.Design(problem.design.platform, jr.FullyActuatedSE3(), problem.design.flight)
-    m_table3 = op.flight_metrics(problem, table3)
+    m_table3 = flight_metrics(problem, table3)
     rows = result.history
     r0 = rows[0]["rmse_position"]
     accepted = [r for r in rows if r["accepted"] == 1.0]

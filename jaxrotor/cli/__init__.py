@@ -1,8 +1,10 @@
 """The ``jaxrotor`` command line: ``jaxrotor simulate``, ``jaxrotor analyze``, ``jaxrotor presets``, ...
 
 Each sub-command lives in its own module of this package and is registered on
-the :data:`main` click group below. Sub-command modules import JAX lazily so
-``jaxrotor --help`` answers at once.
+the :data:`main` click group below. Sub-command modules import JAX inside the
+commands (``jaxrotor --help`` and ``jaxrotor presets`` never import it,
+``tests/unit/test_cli.py``), and every command keeps its compiled programs in a
+persistent cache (:mod:`jaxrotor.cli._setup`; ``JAXROTOR_NO_CACHE=1`` turns it off).
 """
 
 from __future__ import annotations
@@ -13,7 +15,12 @@ import click
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="jaxrotor")
 def main() -> None:
-    """jaxrotor: simulate, analyse and optimise tilted and tilting multirotors."""
+    """jaxrotor: simulate, analyse and optimise tilted and tilting multirotors.
+
+    Compiled flights are cached on disk (~/.cache/jaxrotor/xla, or
+    $XDG_CACHE_HOME/jaxrotor/xla), so a second run of a configuration skips
+    compilation. Set JAXROTOR_NO_CACHE=1 to turn the cache off.
+    """
 
 
 def _register() -> None:

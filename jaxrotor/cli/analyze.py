@@ -11,7 +11,8 @@ is a TOML file whose ``[platform]`` table names a ``preset`` or gives the
 drawing of the design, a picture of its force sets and the exact zero-moment force
 polytope with the hover plane and its section (:mod:`jaxrotor.io.polytope_plot`) (PNG).
 
-JAX is imported inside the commands, so ``jaxrotor --help`` answers at once.
+JAX is imported inside ``analyze``; ``jaxrotor presets`` prints :data:`PRESET_ROWS` and
+never imports it, so both it and ``jaxrotor --help`` answer at once.
 """
 
 from __future__ import annotations
@@ -134,9 +135,9 @@ def analyze(config: Path | None, preset: str | None, as_json: bool, out: Path | 
     """
     if config is not None and preset is not None:
         raise click.UsageError("give either CONFIG or --preset, not both. Fix: drop one of them.")
-    import jax
+    from ._setup import setup_jax
 
-    jax.config.update("jax_enable_x64", True)  # exact reports are float64 (ranks, LPs)
+    setup_jax(x64=True)  # exact reports are float64 (ranks, LPs)
     from .. import analysis
     from ..design import presets
 
@@ -162,18 +163,28 @@ def analyze(config: Path | None, preset: str | None, as_json: bool, out: Path | 
             click.echo(f"wrote {p}", err=as_json)
 
 
+#: ``jaxrotor presets``: ``(name, Table I class label, rotor count, mass [kg], description)`` of every preset of
+#: :mod:`jaxrotor.design.presets`, written out so the listing needs no JAX (``tests/unit/test_cli.py`` checks each
+#: row against the preset it names).
+PRESET_ROWS = (
+    ("paper_hexarotor", "CS_α0β0-Ted_6R", 6, 3.5, "RotorSuite use case, Table II (J^a)"),
+    ("paper_hexarotor_physics", "CS_α0β0-Ted_6R", 6, 3.5,
+     "RotorSuite use case, Table II with the physics-based inertia J^p"),
+    ("cs_4r", "CS_4R", 4, 1.5, "flat star quadrotor (paper example CS_4R)"),
+    ("cs_a0_ted_6r", "CS_α0-Ted_6R", 6, 3.5, "cant-tilted hexarotor (paper example CS_α0-Ted_6R)"),
+    ("cs_ai_ting_6r", "CS_αi-Ting_6R", 6, 3.5, "six independently tilting arms, Voliro arrangement (CS_αi-Ting_6R)"),
+    ("cs_ai_ting_4r", "CS_αi-Ting_4R", 4, 1.5, "tilting quadrotor, Ryll arrangement (CS_αi-Ting_4R)"),
+    ("cs_a0_ting_6r", "CS_α0-Ting_6R", 6, 3.5, "cant-tilting hexarotor, one shared servo cant (CS_α0-Ting_6R)"),
+    ("hex_s550", "CnS_6R", 6, 1.8, "flat hexa-X, 1.8 kg, 275 mm arm, T/W 3 (HEX_S550)"),
+    ("octo_x8", "nCnS_8R", 8, 4.5, "coaxial X8, 4.5 kg, 350 mm arm, lower rotors 85 %, T/W 2.6 (OCTO_X8)"),
+    ("racing_250", "CnS_4R", 4, 0.55, "250-class racing quad-X, 0.55 kg, 125 mm arm, T/W 6"),
+)
+
+
 @click.command("presets")
 def presets() -> None:
     """List the named presets with their class label, rotor count, mass and description."""
-    import jax
-
-    jax.config.update("jax_enable_x64", True)
-    from ..design import presets as _presets
-
-    rows = []
-    for name in _presets.names():
-        p = _presets.get(name)
-        rows.append((name, p.label(), str(p.n_rotors), f"{float(p.mass):g} kg", _presets.describe(name)))
+    rows = [(name, label, str(n), f"{mass:g} kg", text) for name, label, n, mass, text in PRESET_ROWS]
     header = ("name", "class", "n", "mass", "description")
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(4)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths) + "  {}"

@@ -4,7 +4,9 @@ Both read a TOML file (the flight tables of ``jaxrotor simulate`` plus
 ``[parameters]``, ``[objective]`` and ``[optimize]``; :mod:`jaxrotor.io.optimize_config`,
 ``docs/optimization.md``), run :func:`jaxrotor.optimize.minimize` with a progress bar, and write into the
 output folder ``history.csv`` (one row per iteration, appended as it goes),
-``checkpoint.eqx`` (to resume), ``result.json``, ``loss.png`` and ``params.png``.
+``checkpoint.eqx`` (to resume), ``result.json``, ``loss.png`` and ``params.png``
+(:func:`jaxrotor.workflows.report.write_report`, with the problem's own report:
+:meth:`jaxrotor.optimize.AbstractProblem.report`).
 ``tune`` defaults the parameters to every controller gain (log-parameterised) and
 the objective to the tracking RMSE; ``optimize`` needs both spelled out.
 JAX is imported inside the commands so ``jaxrotor --help`` stays fast.
@@ -34,12 +36,12 @@ def _run(kind: str, config: str, out_dir, iterations, fresh: bool, no_progress: 
     import dataclasses
     from pathlib import Path
 
-    import jax
+    from ._setup import setup_jax
 
-    jax.config.update("jax_enable_x64", not float32)
-    from .. import optimize as op
+    setup_jax(x64=not float32)
     from ..io import optimize_config
     from ..io.toml import ConfigError
+    from ..workflows.report import summary, write_report
 
     try:
         conf = optimize_config.load(config, kind=kind)
@@ -53,18 +55,16 @@ def _run(kind: str, config: str, out_dir, iterations, fresh: bool, no_progress: 
                f"objective {conf.problem.objective.name}, {conf.optimizer.name} lr={conf.optimizer.learning_rate}, "
                f"{options.iterations} iterations -> {out}")
     click.echo("compiling the step (the first iteration includes compilation) ...")
-    try:
-        run = getattr(conf.problem, "minimize", None)  # a robust problem redraws its batch as it goes
-        run = run if run is not None else (lambda *a, **k: op.minimize(conf.problem, *a, **k))
-        result = run(conf.optimizer.build(), options, out_dir=out, resume=not fresh, progress=not no_progress)
+    try:  # AbstractProblem.minimize: a robust problem redraws its batch as it goes
+        result = conf.problem.minimize(conf.optimizer.build(), options, out_dir=out, resume=not fresh,
+                                       progress=not no_progress)
     except ValueError as err:  # e.g. DIR holds the history of a different problem
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
     if result.resume_mode != "fresh":
         click.echo(f"resumed at iteration {result.resumed_from} from the {result.resume_mode}")
-    robust = conf.problem.report(result) if hasattr(conf.problem, "report") else {}  # heldout_metrics
-    report = op.write_report(result, conf.problem, out, extra={"config": conf.source, "kind": kind, **robust})
-    click.echo(op.summary(report))
+    report = write_report(result, conf.problem, out, extra={"config": conf.source, "kind": kind})
+    click.echo(summary(report))
     for key, where in (("heldout_metrics", "held-out batch"), ("physics_metrics", "physics layer (MuJoCo)")):
         if key in report:  # a robust problem: mean and CVaR of the position RMSE, start -> tuned
             a, b = report[key]["initial"], report[key]["final"]

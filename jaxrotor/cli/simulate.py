@@ -38,11 +38,11 @@ def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32
     Exits with status 1 if a flight diverged (its table column reads DIVERGED),
     2 for a configuration error.
     """
-    import jax
+    from ._setup import setup_jax
 
-    jax.config.update("jax_enable_x64", not float32)
-    from .. import usecase
+    setup_jax(x64=not float32)
     from ..io import config as cfg
+    from ..workflows import usecase
 
     try:
         conf = usecase.paper_reproduction_spec() if config is None else cfg.load(config)

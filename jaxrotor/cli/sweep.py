@@ -30,13 +30,15 @@ def sweep(config: str, out_dir: str | None, no_progress: bool, float32: bool, t1
     """
     import jax
 
+    from ._setup import setup_jax
+
     if distributed:
         jax.distributed.initialize()
-    jax.config.update("jax_enable_x64", not float32)
+    setup_jax(x64=not float32)
     from pathlib import Path
 
     from ..io.toml import ConfigError
-    from ..sweep import load_sweep, run_sweep
+    from ..workflows.sweep import load_sweep, run_sweep
 
     try:
         conf = load_sweep(config, t1=t1)

@@ -33,18 +33,19 @@ def validate(config: str | None, out_dir: str | None, t1: float | None, control_
     layer's flight, saved as trajectory.npz), each with the reference path, at --fps.
     Exits 1 if a flight diverged, 2 for a configuration error.
     """
-    import jax
+    from ._setup import setup_jax
 
-    jax.config.update("jax_enable_x64", True)
-    from .. import usecase
+    setup_jax(x64=True)
     from ..io import config as cfg
-    from ..physics import validate as pv
+    from ..workflows import usecase
+    from ..workflows import validate as pv
+    from ..workflows.compare import physics_settings
 
     try:
         conf = usecase.paper_reproduction_spec(with_comparison=False) if config is None else cfg.load(config)
         if t1 is not None:
             conf = conf.with_t1(t1)
-        settings = pv.physics_settings(conf.platform, control_period=control_period)
+        settings = physics_settings(conf.platform, control_period=control_period)
     except (cfg.ConfigError, ValueError) as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)

@@ -6,13 +6,17 @@ The pieces (``docs/optimization.md`` has the walk-through), one module each:
   an ``eqx.partition`` filter built from dotted paths) and the transforms
   :class:`Identity`, :class:`Log`, :class:`Interval`, :class:`LogInterval`, :class:`Box`.
 * ``objectives`` - composable terms (:mod:`jaxrotor.optimize.objectives`).
-* ``problem`` - :class:`Design` (platform, controller, :class:`~jaxrotor.flight.Flight`)
-  and :class:`DesignProblem`: ``theta -> design -> flight -> objective`` with a NaN-safe loss.
+* ``problem`` - :class:`Design` (platform, controller, :class:`~jaxrotor.flight.Flight`),
+  the interface :class:`AbstractProblem` (``loss``, ``minimize``, ``report``) and
+  :class:`DesignProblem`: ``theta -> design -> flight -> objective`` with a NaN-safe loss.
 * ``step`` - compiled steps (:func:`make_step`) and the vmapped :func:`minimize_batch`.
 * ``loop`` - :func:`minimize` with :class:`MinimizeOptions`: step rejection, early
   stopping, exact resume.
 * ``history`` - ``history.csv`` and ``checkpoint.eqx``.
-* ``report`` - ``result.json`` (:func:`write_report`, metrics from :mod:`jaxrotor.metrics`) and plots.
+* ``robust`` - :class:`RobustProblem`: mean or CVaR over a randomized batch.
+
+The files a run ends with (``result.json``, ``loss.png``, ``params.png``) are written by
+the workflows layer, :func:`jaxrotor.workflows.report.write_report`.
 
 Example::
 
@@ -26,7 +30,7 @@ Example::
     design = op.Design(jr.presets.paper_hexarotor(), jr.FullyActuatedSE3(), flight)
     params = op.Parameters.select(design, {"platform.alpha": op.Interval(0.0, 1.2), "controller": op.Log()})
     problem = op.DesignProblem(design, params, ob.Tracking() + 0.1 * ob.Energy())
-    result = op.minimize(problem, optax.adam(0.05), op.MinimizeOptions(iterations=50), out_dir="out")
+    result = problem.minimize(optax.adam(0.05), op.MinimizeOptions(iterations=50), out_dir="out")
 """
 
 from . import objectives as objectives
@@ -44,25 +48,22 @@ from .parameters import Interval as Interval
 from .parameters import Log as Log
 from .parameters import LogInterval as LogInterval
 from .parameters import Parameters as Parameters
+from .problem import AbstractProblem as AbstractProblem
 from .problem import Design as Design
 from .problem import DesignProblem as DesignProblem
 from .problem import LossInfo as LossInfo
-from .report import flight_metrics as flight_metrics
 from .robust import RobustProblem as RobustProblem
 from .robust import RobustSettings as RobustSettings
 from .robust import cvar as cvar
 from .robust import heldout_metrics as heldout_metrics
-from .report import plot_history as plot_history
-from .report import summary as summary
-from .report import write_report as write_report
 from .step import Stepper as Stepper
 from .step import batch_axes as batch_axes
 from .step import make_step as make_step
 from .step import minimize_batch as minimize_batch
 
 __all__ = [
-    "objectives", "Design", "DesignProblem", "LossInfo", "Parameters", "AbstractTransform", "Identity", "Log",
+    "objectives", "AbstractProblem", "Design", "DesignProblem", "LossInfo", "Parameters", "AbstractTransform", "Identity", "Log",
     "Interval", "LogInterval", "Box", "TRANSFORMS", "Stepper", "make_step", "batch_axes", "minimize_batch",
     "MinimizeOptions", "OptimizeResult", "minimize", "read_history", "HISTORY_FILE", "CHECKPOINT_FILE",
-    "flight_metrics", "write_report", "summary", "plot_history",
+    "RobustProblem", "RobustSettings", "cvar", "heldout_metrics",
 ]

@@ -7,15 +7,17 @@ import math
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import equinox as eqx
 import jax.numpy as jnp
 import optax
 
 from . import history as hist
-from .problem import Design, DesignProblem
 from .step import DEFAULT_STEPPER, Stepper
+
+if TYPE_CHECKING:  # annotations only: the problems call this loop (jaxrotor.optimize.problem imports it)
+    from .problem import Design, DesignProblem
 
 __all__ = ["MinimizeOptions", "OptimizeResult", "minimize"]
 

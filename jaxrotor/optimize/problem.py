@@ -1,7 +1,16 @@
-"""The function an optimiser minimises: ``theta -> design -> flight -> objective``, NaN-safe."""
+"""The function an optimiser minimises: ``theta -> design -> flight -> objective``, NaN-safe.
+
+:class:`AbstractProblem` is the interface every problem declares (a design, its
+parameters and objective, ``loss``, ``minimize`` and ``report``);
+:class:`DesignProblem` is one flight per evaluation,
+:class:`~jaxrotor.optimize.robust.RobustProblem` the risk over a randomized batch.
+"""
 
 from __future__ import annotations
 
+import abc
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import equinox as eqx
@@ -11,10 +20,12 @@ from jax import Array
 
 from .. import flight as _flight
 from ..metrics import position_error, rms_norm
+from .loop import MinimizeOptions, OptimizeResult
+from .loop import minimize as _minimize
 from .objectives import AbstractTerm
 from .parameters import Parameters
 
-__all__ = ["Design", "LossInfo", "DesignProblem"]
+__all__ = ["AbstractProblem", "Design", "LossInfo", "DesignProblem"]
 
 
 class Design(eqx.Module):
@@ -72,7 +83,66 @@ def _stand_in(traj, bad: Array, flight: _flight.Flight):
     return eqx.tree_at(lambda tr: tr.t, safe, jnp.where(bad | ~jnp.isfinite(traj.t), t, traj.t))
 
 
-class DesignProblem(eqx.Module):
+class AbstractProblem(eqx.Module):
+    """An optimisation problem: ``theta -> design -> loss``, minimised by :meth:`minimize`, reported by :meth:`report`.
+
+    What :func:`jaxrotor.optimize.minimize`, the compiled steps and the report writer
+    (:func:`jaxrotor.workflows.report.write_report`) use; :class:`DesignProblem` and
+    :class:`~jaxrotor.optimize.robust.RobustProblem` implement it.
+
+    Attributes:
+        design: the start :class:`Design`; unselected leaves stay fixed.
+        parameters: the :class:`~jaxrotor.optimize.Parameters` selection and bounds.
+        objective: the per-flight :class:`~jaxrotor.optimize.objectives.AbstractTerm` (lower is better).
+    """
+
+    design: eqx.AbstractVar[Design]
+    parameters: eqx.AbstractVar[Parameters]
+    objective: eqx.AbstractVar[AbstractTerm]
+
+    def init(self):
+        """Unconstrained variables ``theta`` of the start design."""
+        return self.parameters.to_theta(self.design)
+
+    def to_design(self, theta) -> Design:
+        """The design at ``theta``."""
+        return self.parameters.to_design(theta, self.design)
+
+    @abc.abstractmethod
+    def loss(self, theta) -> tuple[Array, LossInfo]:
+        """NaN-safe loss of ``theta``: ``(value (), LossInfo)``, differentiable with respect to ``theta``."""
+
+    @abc.abstractmethod
+    def minimize(self, optimizer, options: MinimizeOptions = MinimizeOptions(), *,
+                 out_dir: str | Path | None = None, resume: bool = False, progress: bool = True,
+                 callback: Callable[[dict], None] | None = None) -> OptimizeResult:
+        """Minimise :meth:`loss` from :meth:`init` with an optax ``optimizer``.
+
+        Args:
+            optimizer: an ``optax.GradientTransformation``.
+            options: iterations, step rejection, early stopping (:class:`~jaxrotor.optimize.MinimizeOptions`).
+            out_dir: folder for ``history.csv`` and ``checkpoint.eqx`` (``None``: nothing written).
+            resume: continue the run in ``out_dir``.
+            progress: show a progress bar.
+            callback: ``callback(row)`` after every iteration with the ``history.csv`` row.
+        """
+
+    @abc.abstractmethod
+    def report(self, result: OptimizeResult, *, physics: Callable[..., dict] | None = None) -> dict[str, Any]:
+        """What ``result.json`` holds for this kind of problem besides the keys every run has.
+
+        Args:
+            result: the :class:`~jaxrotor.optimize.OptimizeResult` of :meth:`minimize`.
+            physics: the physics-layer measure the workflows layer supplies
+                (:func:`jaxrotor.workflows.robust.physics_metrics`), or ``None`` to skip the
+                physics-layer check; the optimisation layer never imports the engine itself.
+
+        Returns:
+            a JSON-ready dict (``{}`` when the problem adds nothing).
+        """
+
+
+class DesignProblem(AbstractProblem):
     """``theta -> design -> closed-loop flight -> objective``: the function an optimiser minimises.
 
     Attributes:
@@ -98,14 +168,6 @@ class DesignProblem(eqx.Module):
                              "Fix: pass a positive loss for diverged flights, e.g. 1e3.")
 
     # ---------------------------------------------------------------- pieces
-
-    def init(self):
-        """Unconstrained variables ``theta`` of the base design."""
-        return self.parameters.to_theta(self.design)
-
-    def to_design(self, theta) -> Design:
-        """The design at ``theta``."""
-        return self.parameters.to_design(theta, self.design)
 
     def fly(self, design: Design):
         """``jaxrotor.flight.fly(design.platform, design.controller, design.flight)``."""
@@ -148,6 +210,20 @@ class DesignProblem(eqx.Module):
         ``0 * inf`` into NaN. Differentiable with respect to ``theta`` only.
         """
         return _guarded_loss(theta, self)
+
+    # ---------------------------------------------------------------- run and report
+
+    def minimize(self, optimizer, options: MinimizeOptions = MinimizeOptions(), *,
+                 out_dir: str | Path | None = None, resume: bool = False, progress: bool = True,
+                 callback: Callable[[dict], None] | None = None) -> OptimizeResult:
+        """:func:`jaxrotor.optimize.minimize` of this problem (arguments as there)."""
+        return _minimize(self, optimizer, options, out_dir=out_dir, resume=resume, progress=progress,
+                         callback=callback)
+
+    def report(self, result: OptimizeResult, *, physics: Callable[..., dict] | None = None) -> dict[str, Any]:
+        """Nothing beyond the keys every run has: ``{}`` (``physics`` is not used)."""
+        del result, physics
+        return {}
 
 
 def _plain_loss(theta, problem):

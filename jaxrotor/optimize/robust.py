@@ -1,7 +1,7 @@
 """Robust objectives: the risk (mean or CVaR) of an objective over a randomized batch, plus a gain price.
 
-A :class:`RobustProblem` wraps a :class:`~jaxrotor.optimize.problem.DesignProblem`
-(its parameters, objective and divergence penalty) and a batch of ``B`` randomized
+A :class:`RobustProblem` holds what a :class:`~jaxrotor.optimize.problem.DesignProblem` does
+(design, parameters, objective and divergence penalty) and a batch of ``B`` randomized
 vehicles and flights (:mod:`jaxrotor.randomize`). For variables ``theta``::
 
     L_b(theta)  = the member loss of DesignProblem.loss on member b (NaN-safe, penalised if diverged)
@@ -18,8 +18,9 @@ The batch is fixed while the loss is minimised (common random numbers: the same
 noise, gusts and vehicles at every iteration, so successive losses and gradients
 compare like with like); :func:`minimize_robust` redraws it every ``reshuffle_every``
 iterations (a new epoch of :func:`jaxrotor.randomize.member_keys`), so the tuning does
-not fit one sample. :func:`heldout_metrics` measures a controller on a held-out batch,
-:func:`physics_metrics` on the first members of that batch flown on the MuJoCo physics layer.
+not fit one sample. :func:`heldout_metrics` measures a controller on a held-out batch;
+:func:`jaxrotor.workflows.robust.physics_metrics` on the first members of that batch flown
+on the MuJoCo physics layer (the workflows layer; this module never imports the engine).
 """
 
 from __future__ import annotations
@@ -41,10 +42,11 @@ from .. import metrics as _metrics
 from ..randomize import HELDOUT, TRAIN, Randomization, fly_batch, member_keys
 from . import history as hist
 from .loop import MinimizeOptions, OptimizeResult, minimize
-from .problem import Design, DesignProblem, LossInfo
+from .objectives import AbstractTerm
+from .parameters import Parameters
+from .problem import AbstractProblem, Design, DesignProblem, LossInfo
 
-__all__ = ["RISKS", "RobustProblem", "RobustSettings", "cvar", "heldout_metrics", "minimize_robust",
-           "physics_metrics"]
+__all__ = ["RISKS", "RobustProblem", "RobustSettings", "cvar", "heldout_metrics", "member_summary", "minimize_robust"]
 
 #: The risk measures of a batch.
 RISKS = ("mean", "cvar")
@@ -83,7 +85,8 @@ class RobustSettings:
         reshuffle_every: redraw the training batch every this many iterations (``None``: never).
         seed: root seed of the training and held-out keys.
         heldout_size: flights of the held-out batch (0: none).
-        physics_size: held-out flights re-flown on the MuJoCo physics layer for ``physics_metrics``
+        physics_size: held-out flights re-flown on the MuJoCo physics layer for
+            :func:`jaxrotor.workflows.robust.physics_metrics`
             (the first ``min(physics_size, heldout_size)`` members; 0: none).
     """
 
@@ -127,81 +130,71 @@ def _controller_leaves(controller) -> list[Array]:
     return jax.tree_util.tree_leaves(eqx.filter(controller, eqx.is_inexact_array))
 
 
-class RobustProblem(eqx.Module):
+class RobustProblem(AbstractProblem):
     """The robust loss of a design problem over a randomized batch (see the module docstring).
 
-    Used wherever a :class:`~jaxrotor.optimize.problem.DesignProblem` is: it has the same
-    ``design``, ``parameters``, ``objective``, ``init``, ``to_design`` and ``loss``, so
+    An :class:`~jaxrotor.optimize.problem.AbstractProblem` like
+    :class:`~jaxrotor.optimize.problem.DesignProblem` (the same ``design``, ``parameters``,
+    ``objective`` and ``divergence_penalty``, hence the same ``init`` and ``to_design``), so
     :func:`jaxrotor.optimize.minimize` and the report writer take it unchanged;
-    :meth:`minimize` adds the batch redraws of :func:`minimize_robust`.
+    :meth:`minimize` adds the batch redraws of :func:`minimize_robust`. Build it from a
+    nominal problem with :meth:`build`.
 
     Attributes:
-        problem: the nominal problem (parameters, objective, penalty; its ``design`` is the start).
+        design: the start design (nominal vehicle and flight).
+        parameters: the parameter selection.
+        objective: the per-flight objective.
         platforms: batched platforms (leading axis ``B`` on every array leaf).
         flights: batched flights (keys, wind, motor time constants, ...).
         settings: the :class:`RobustSettings` (risk, level, price, batch, seeds; static).
+        divergence_penalty: the loss of a diverged member flight (static).
     """
 
-    problem: DesignProblem
+    design: Design
+    parameters: Parameters
+    objective: AbstractTerm
     platforms: Any
     flights: Any
     settings: RobustSettings = eqx.field(static=True)
+    divergence_penalty: float = eqx.field(static=True, default=1e3)
 
     @classmethod
     def build(cls, problem: DesignProblem, settings: RobustSettings, epoch: int = 0) -> RobustProblem:
-        """The robust problem of ``problem`` on the training batch of ``epoch`` drawn as ``settings`` say."""
+        """The robust problem of ``problem`` (its design, parameters, objective and penalty) on the training
+        batch of ``epoch`` drawn as ``settings`` say."""
         platforms, flights = settings.batch(problem.design, TRAIN, epoch)
-        return cls(problem, platforms, flights, settings)
-
-    # the DesignProblem interface
-    @property
-    def design(self) -> Design:
-        """The start design (nominal vehicle and flight)."""
-        return self.problem.design
+        return cls(problem.design, problem.parameters, problem.objective, platforms, flights, settings,
+                   problem.divergence_penalty)
 
     @property
-    def parameters(self):
-        """The parameter selection."""
-        return self.problem.parameters
-
-    @property
-    def objective(self):
-        """The per-flight objective."""
-        return self.problem.objective
-
-    @property
-    def divergence_penalty(self) -> float:
-        """The loss of a diverged member flight."""
-        return self.problem.divergence_penalty
+    def nominal(self) -> DesignProblem:
+        """The one-flight problem of the start design (same parameters, objective and penalty)."""
+        return DesignProblem(self.design, self.parameters, self.objective, self.divergence_penalty)
 
     @property
     def batch_size(self) -> int:
         """``B``, flights per evaluation."""
         return int(jax.tree_util.tree_leaves(eqx.filter(self.platforms, eqx.is_array))[0].shape[0])
 
-    def init(self):
-        """Unconstrained variables of the start design."""
-        return self.problem.init()
-
-    def to_design(self, theta) -> Design:
-        """The (nominal) design at ``theta``."""
-        return self.problem.to_design(theta)
-
     def with_batch(self, platforms, flights) -> RobustProblem:
         """The same problem on another batch (same shapes: no recompilation)."""
         return eqx.tree_at(lambda r: (r.platforms, r.flights), self, (platforms, flights))
 
-    def minimize(self, optimizer, options: MinimizeOptions, **kwargs) -> OptimizeResult:
-        """:func:`minimize_robust` of this problem (keywords as :func:`jaxrotor.optimize.minimize`)."""
-        return minimize_robust(self, optimizer, options, **kwargs)
+    def minimize(self, optimizer, options: MinimizeOptions = MinimizeOptions(), *,
+                 out_dir: str | Path | None = None, resume: bool = False, progress: bool = True,
+                 callback: Callable[[dict], None] | None = None) -> OptimizeResult:
+        """:func:`minimize_robust` of this problem (arguments as :func:`jaxrotor.optimize.minimize`)."""
+        return minimize_robust(self, optimizer, options, out_dir=out_dir, resume=resume, progress=progress,
+                               callback=callback)
 
-    def report(self, result: OptimizeResult) -> dict[str, Any]:
-        """``{"heldout_metrics": {...}, "physics_metrics": {...}, "robust": settings}`` for ``result.json``.
+    def report(self, result: OptimizeResult, *, physics: Callable[..., dict] | None = None) -> dict[str, Any]:
+        """``{"robust": settings, "heldout_metrics": {...}, "physics_metrics": {...}}`` for ``result.json``.
 
         :func:`heldout_metrics` of the start and the best controller on the held-out
-        batch (nothing when ``settings.heldout_size`` is 0), and :func:`physics_metrics` of
-        both on its first ``min(physics_size, heldout_size)`` members flown on the physics
-        layer (nothing when that is 0); each as ``{"initial": ..., "final": ...}``.
+        batch (nothing when ``settings.heldout_size`` is 0), and ``physics`` (the workflows
+        layer's :func:`jaxrotor.workflows.robust.physics_metrics`) of both on its first
+        ``min(physics_size, heldout_size)`` members flown on the physics layer (nothing when
+        that is 0 or ``physics`` is ``None``); each as ``{"initial": ..., "final": ...}``.
         """
         s = self.settings
         out: dict[str, Any] = {"robust": {"batch_size": s.batch_size, "risk": s.risk, "beta": s.beta,
@@ -214,18 +207,16 @@ class RobustProblem(eqx.Module):
             out["heldout_metrics"] = {"initial": heldout_metrics(result.initial_design, s),
                                       "final": heldout_metrics(result.design, s)}
         n_phys = min(s.physics_size, s.heldout_size)
-        if n_phys:
-            out["physics_metrics"] = {"initial": physics_metrics(result.initial_design, s, size=n_phys),
-                                      "final": physics_metrics(result.design, s, size=n_phys)}
+        if n_phys and physics is not None:
+            out["physics_metrics"] = {"initial": physics(result.initial_design, s, size=n_phys),
+                                      "final": physics(result.design, s, size=n_phys)}
         return out
 
     def member_losses(self, theta) -> tuple[Array, LossInfo]:
         """``(B,)`` member losses and their batched :class:`LossInfo` (each NaN-safe, see ``DesignProblem.loss``)."""
-        base = self.problem
-
         def member(platform, flight):
-            design = Design(platform, base.design.controller, flight)
-            return DesignProblem(design, base.parameters, base.objective, base.divergence_penalty).loss(theta)
+            design = Design(platform, self.design.controller, flight)
+            return DesignProblem(design, self.parameters, self.objective, self.divergence_penalty).loss(theta)
 
         return eqx.filter_vmap(member)(self.platforms, self.flights)
 
@@ -324,11 +315,19 @@ def heldout_metrics(design: Design, settings: RobustSettings, size: int | None =
     beta = settings.beta if beta is None else beta
     platforms, flights = settings.batch(design, HELDOUT, size=size)
     m = _batch_metrics(platforms, design.controller if controller is None else controller, flights)
-    return _summary(m.rmse_position, m.rmse_orientation, m.effort_ratio, m.diverged, beta)
+    return member_summary(m.rmse_position, m.rmse_orientation, m.effort_ratio, m.diverged, beta)
 
 
-def _summary(rmse_position, rmse_orientation, effort_ratio, diverged, beta: float) -> dict[str, Any]:
-    """The JSON-ready metrics dict of :func:`heldout_metrics` from per-member ``(B,)`` values."""
+def member_summary(rmse_position, rmse_orientation, effort_ratio, diverged, beta: float) -> dict[str, Any]:
+    """The JSON-ready metrics dict of :func:`heldout_metrics` from per-member values.
+
+    Args:
+        rmse_position: ``(B,)`` position RMSE of each member [m].
+        rmse_orientation: ``(B,)`` orientation RMSE [rad].
+        effort_ratio: ``(B,)`` effort ratios.
+        diverged: ``(B,)`` bool, whether each member diverged (counted as ``inf``).
+        beta: the CVaR level in ``(0, 1)``.
+    """
     div = np.asarray(diverged, dtype=bool)
     size = int(div.size)
     rmse = np.where(div, np.inf, np.asarray(rmse_position, dtype=float))
@@ -344,50 +343,3 @@ def _summary(rmse_position, rmse_orientation, effort_ratio, diverged, beta: floa
         "cvar_beta": float(beta),
         "rmse_position_all": rmse.tolist(),
     }
-
-
-def physics_metrics(design: Design, settings: RobustSettings, size: int | None = None, beta: float | None = None,
-                    controller=None, timestep: float = 0.001) -> dict[str, Any]:
-    """:func:`heldout_metrics` of ``controller`` on the first ``size`` held-out members flown on the physics layer.
-
-    Member ``b`` (``b < size``, default ``min(settings.physics_size, settings.heldout_size)``)
-    is the same randomized vehicle and flight as in :func:`heldout_metrics` (the held-out
-    stream's keys: the same sensor noise, bias, delay, gusts, mean wind, control rate,
-    ``c_f``, ``c_tau`` and motor time constant), flown by
-    :func:`jaxrotor.physics.fly_physics` on the MuJoCo multibody model of its platform
-    built from :func:`jaxrotor.physics.validate.default_parts` with every part's mass scaled
-    by ``m_b / m_parts`` (so the engine's mass is the member's ``m_b`` [kg]; its inertia is the
-    parts' scaled by the same ratio, not the member's per-axis draw). Spinning propellers,
-    floor, physics step: the largest ``control_period / j <= timestep`` [s]. The controller
-    knows the engine's mass and inertia. Returns the dict of :func:`heldout_metrics` (a
-    member whose physics flight diverges counts as ``inf``).
-    """
-    from ..metrics import flight_metrics
-    from ..physics import ModelOptions, PhysicsSettings, build_model, fly_physics
-    from ..physics.validate import default_parts
-
-    size = min(settings.physics_size, settings.heldout_size) if size is None else size
-    if size < 1:
-        raise ValueError(f"physics_metrics parameter `size` = {size!r} is invalid. Fix: pass a batch size >= 1.")
-    beta = settings.beta if beta is None else beta
-    controller = design.controller if controller is None else controller
-    platforms, flights = settings.batch(design, HELDOUT, size=size)
-    rate = design.flight.control_rate
-    if rate is None:
-        raise ValueError("physics_metrics: the design's flight has no `control_rate`. Fix: set [control] rate.")
-    period = 1.0 / float(rate)
-    step = period / math.ceil(period / timestep - 1e-9)
-    rows = []
-    for b in range(size):
-        platform, flight = jax.tree_util.tree_map(lambda a, b=b: a[b] if eqx.is_array(a) else a, (platforms, flights))
-        parts = default_parts(platform)
-        ratio = float(platform.mass) / parts.total_mass(platform.n_rotors)
-        parts = dataclasses.replace(parts, **{name: dataclasses.replace(getattr(parts, name),
-                                                                        mass=getattr(parts, name).mass * ratio)
-                                              for name in ("hub", "arm", "motor", "propeller", "gear")})
-        phys = PhysicsSettings(parts=parts, options=ModelOptions(timestep=step), control_period=period)
-        pm = build_model(platform, parts, phys.options)
-        traj = fly_physics(platform, controller, flight, phys, model=pm, share_compilation=True).trajectory
-        m = flight_metrics(traj, pm.physics_platform())
-        rows.append((m.rmse_position, m.rmse_orientation, m.effort_ratio, traj.diverged))
-    return _summary(*(np.asarray([r[i] for r in rows], dtype=float) for i in range(4)), beta)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import equinox as eqx
 import jax
@@ -11,7 +11,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from .problem import DesignProblem
+if TYPE_CHECKING:  # annotations only: jaxrotor.optimize.problem imports the loop, which imports this module
+    from .problem import DesignProblem
 
 __all__ = ["Stepper", "make_step", "batch_axes", "minimize_batch"]
 

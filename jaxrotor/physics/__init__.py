@@ -1,13 +1,15 @@
 """The physics layer: the same vehicle as a MuJoCo multibody model.
 
 * :mod:`~jaxrotor.physics.parts`: what the vehicle is made of (masses and shapes);
-  :func:`paper_hexarotor_parts` is the Table II hexarotor (``J^p``).
+  :func:`paper_hexarotor_parts` is the Table II hexarotor (``J^p``), :func:`default_parts`
+  a generic build for any other platform.
 * :mod:`~jaxrotor.physics.mjcf`: the model generator (``Platform`` + ``Parts`` -> MJCF
   -> ``mujoco.MjModel``), with the engine's mass and inertia.
 * :mod:`~jaxrotor.physics.engine`: a flight on the MuJoCo C engine driven by the JAX
   flight computer (:func:`fly_physics`).
 * :mod:`~jaxrotor.physics.mjx`: the same model and loop under MJX (jit, vmap, grad).
-* :mod:`~jaxrotor.physics.validate`: both layers side by side (Table IV, Fig. 8).
+
+Both layers side by side (Table IV, Fig. 8) is a workflow: :mod:`jaxrotor.workflows.validate`.
 
 See ``docs/physics.md``.
 """
@@ -26,8 +28,9 @@ from .parts import LandingGear as LandingGear
 from .parts import Motor as Motor
 from .parts import Parts as Parts
 from .parts import Propeller as Propeller
+from .parts import default_parts as default_parts
 from .parts import paper_hexarotor_parts as paper_hexarotor_parts
 
 __all__ = ["Arm", "Hub", "LandingGear", "ModelOptions", "Motor", "Parts", "PhysicsModel", "PhysicsResult",
-           "PhysicsSettings", "Propeller", "build_model", "contact_force", "fly_physics", "mjcf",
+           "PhysicsSettings", "Propeller", "build_model", "contact_force", "default_parts", "fly_physics", "mjcf",
            "paper_hexarotor_parts"]

@@ -18,7 +18,8 @@ Shapes (all SI units, metres and kilograms):
   spherical feet (the only parts that touch the floor).
 
 :func:`paper_hexarotor_parts` is the Table II hexarotor: ``m = 3.5 kg`` and,
-from the engine's computation, ``J^p ~ diag(0.081, 0.081, 0.162) kg m^2``.
+from the engine's computation, ``J^p ~ diag(0.081, 0.081, 0.162) kg m^2``;
+:func:`default_parts` gives any other platform a generic build of its mass.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ import math
 
 import numpy as np
 
-__all__ = ["Arm", "Hub", "LandingGear", "Motor", "Parts", "Propeller", "check_parts", "paper_hexarotor_parts"]
+__all__ = ["Arm", "Hub", "LandingGear", "Motor", "Parts", "Propeller", "check_parts", "default_parts",
+           "paper_hexarotor_parts"]
 
 
 def _positive(part: str, name: str, value: float, fix: str, allow_zero: bool = False) -> None:
@@ -214,4 +216,36 @@ def paper_hexarotor_parts() -> Parts:
         motor=Motor(mass=0.1282, radius=0.022, height=0.03),
         propeller=Propeller(mass=0.012, radius=0.165, chord=0.025, thickness=0.004),
         gear=LandingGear(mass=0.01, legs=4, radius=0.12, length=0.10, leg_radius=0.005, foot_radius=0.01),
+    )
+
+
+def default_parts(platform) -> Parts:
+    """Parts for a platform without its own description.
+
+    The Table II preset (:func:`paper_hexarotor_parts`) for the paper's
+    hexarotor; otherwise a generic build whose masses add up to ``platform.mass`` ``m``: 40 % in
+    the ``n`` rotor assemblies (per rotor: arm 30 %, motor 65 %, propeller 5 % of ``0.4 m / n``),
+    1 % in a 4-leg gear, the rest in the hub; sizes follow the geometry (hub radius 0.3 of the
+    shortest hub distance from ``z_B``, propeller tip radius 0.43 of the closest hub spacing).
+    Light propellers: their spin-up reaction torque can destabilise the yaw loop of a canted
+    design (``docs/physics.md``).
+    """
+    if platform.name.startswith("paper_hexarotor"):
+        return paper_hexarotor_parts()
+    from ..design.platform import rotor_positions
+
+    pos = np.asarray(rotor_positions(platform), dtype=float)
+    n = len(pos)
+    radial = float(np.linalg.norm(pos[:, :2], axis=1).min())
+    d = np.linalg.norm(pos[:, None] - pos[None], axis=-1) + np.eye(n) * 1e9
+    spacing = float(d.min()) if n > 1 else 2 * radial
+    m = float(np.asarray(platform.mass))
+    gear_mass, legs = 0.01 * m / 4, 4
+    per_rotor = 0.4 * m / n
+    return Parts(
+        hub=Hub(mass=m - n * per_rotor - legs * gear_mass, radius=0.3 * radial, height=0.03),
+        arm=Arm(mass=0.3 * per_rotor, radius=0.01 * max(radial, 0.1) / 0.385),
+        motor=Motor(mass=0.65 * per_rotor, radius=0.06 * radial, height=0.03),
+        propeller=Propeller(mass=0.05 * per_rotor, radius=0.43 * spacing, chord=0.06 * spacing, thickness=0.004),
+        gear=LandingGear(mass=gear_mass, legs=legs, radius=0.25 * radial, length=0.1),
     )

@@ -1,4 +1,10 @@
-"""Reports of a run: ``result.json`` (flight metrics of :mod:`jaxrotor.metrics`), ``loss.png``, ``params.png``."""
+"""Reports of an optimisation run: ``result.json`` (flight metrics of :mod:`jaxrotor.metrics`), ``loss.png``,
+``params.png``.
+
+:func:`write_report` writes what every run has, plus what the problem itself reports
+(:meth:`jaxrotor.optimize.AbstractProblem.report`: e.g. the held-out and physics-layer
+metrics of a robust tuning, given :func:`jaxrotor.workflows.robust.physics_metrics`).
+"""
 
 from __future__ import annotations
 
@@ -14,10 +20,18 @@ import numpy as np
 from .. import flight as _flight
 from .. import metrics as _metrics
 from .._util import to_jsonable
-from .loop import OptimizeResult
-from .problem import Design, DesignProblem
+from ..io.plotting import save_figure
+from ..optimize.loop import OptimizeResult
+from ..optimize.problem import AbstractProblem, Design
 
 __all__ = ["flight_metrics", "write_report", "summary", "plot_history"]
+
+
+def _physics_metrics(*args, **kwargs) -> dict[str, Any]:
+    """:func:`jaxrotor.workflows.robust.physics_metrics`, imported when a problem asks for it (MuJoCo)."""
+    from .robust import physics_metrics
+
+    return physics_metrics(*args, **kwargs)
 
 
 @eqx.filter_jit
@@ -26,7 +40,7 @@ def _metrics_of(design: Design) -> _metrics.FlightMetrics:
     return _metrics.flight_metrics(traj, design.platform)
 
 
-def flight_metrics(problem: DesignProblem, design: Design) -> dict[str, Any]:
+def flight_metrics(problem: AbstractProblem, design: Design) -> dict[str, Any]:
     """Every metric of ``design`` flown once along ``design.flight`` (JSON-ready).
 
     ``jaxrotor.metrics.flight_metrics(fly(...), design.platform).to_dict()``: the same
@@ -45,8 +59,9 @@ def flight_metrics(problem: DesignProblem, design: Design) -> dict[str, Any]:
     return _metrics_of(design).to_dict()
 
 
-def write_report(result: OptimizeResult, problem: DesignProblem, out_dir: str | Path, *, metrics: bool = True,
-                 extra: Mapping[str, Any] | None = None, echo: Callable[[str], None] | None = None) -> dict[str, Any]:
+def write_report(result: OptimizeResult, problem: AbstractProblem, out_dir: str | Path, *, metrics: bool = True,
+                 physics: bool = True, extra: Mapping[str, Any] | None = None,
+                 echo: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Write ``result.json``, ``loss.png`` and ``params.png`` into ``out_dir``.
 
     ``result.json`` holds ``initial_loss``, ``final_loss`` (best accepted), ``last_loss``,
@@ -55,7 +70,19 @@ def write_report(result: OptimizeResult, problem: DesignProblem, out_dir: str | 
     units), ``initial_terms`` / ``final_terms`` (objective term measures), and, with
     ``metrics=True`` and a flight, ``initial_metrics`` / ``final_metrics`` from
     :func:`flight_metrics` (the keys of :meth:`jaxrotor.metrics.FlightMetrics.to_dict`)
-    and ``rmse_reduction`` (initial over final ``rmse_position``).
+    and ``rmse_reduction`` (initial over final ``rmse_position``), then the keys of
+    ``problem.report(result)`` (:meth:`~jaxrotor.optimize.AbstractProblem.report`; a robust
+    problem: ``robust``, ``heldout_metrics`` and, with ``physics``, ``physics_metrics``) and ``extra``.
+
+    Args:
+        result: the run (:meth:`~jaxrotor.optimize.AbstractProblem.minimize`).
+        problem: the problem it minimised.
+        out_dir: the folder written.
+        metrics: fly the start and the best design once more for ``initial_metrics`` / ``final_metrics``.
+        physics: give the problem's report the physics-layer measure
+            (:func:`jaxrotor.workflows.robust.physics_metrics`).
+        extra: more keys for ``result.json``.
+        echo: prints :func:`summary` when given.
 
     Returns:
         the ``result.json`` content.
@@ -86,6 +113,7 @@ def write_report(result: OptimizeResult, problem: DesignProblem, out_dir: str | 
         report["final_metrics"] = flight_metrics(problem, result.design)
         r0, r1 = report["initial_metrics"]["rmse_position"], report["final_metrics"]["rmse_position"]
         report["rmse_reduction"] = r0 / r1 if r1 > 0 else math.inf
+    report.update(problem.report(result, physics=_physics_metrics if physics else None))
     if extra:
         report.update(extra)
     report = to_jsonable(report)
@@ -117,7 +145,6 @@ def plot_history(rows: list[dict[str, float]], names: list[str], out_dir: str | 
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from ..io.plotting import save_figure
 
     out = Path(out_dir)
     if not rows:

@@ -48,14 +48,14 @@ import jax.numpy as jnp
 import numpy as np
 from jax.flatten_util import ravel_pytree
 
-from . import batch as _batch
-from .flight import fly
-from .io.config import FlightConfig
-from .io.config import from_dict as flight_from_dict
-from .io.toml import Table, read_toml
-from .metrics import FlightMetrics, flight_metrics
-from .optimize.parameters import Parameters
-from .optimize.problem import Design
+from .. import batch as _batch
+from ..flight import fly
+from ..io.config import FlightConfig
+from ..io.config import from_dict as flight_from_dict
+from ..io.toml import Table, read_toml
+from ..metrics import FlightMetrics, flight_metrics
+from ..optimize.parameters import Parameters
+from ..optimize.problem import Design
 
 __all__ = [
     "SWEEP_KINDS",
@@ -346,7 +346,7 @@ def sweep_from_dict(data: dict, source: str = "<dict>", base_dir: Path | None = 
 
 def loads_sweep(text: str, source: str = "<string>", **kw) -> SweepConfig:
     """Parse TOML text into a :class:`SweepConfig`."""
-    from .io.toml import parse_toml
+    from ..io.toml import parse_toml
 
     return sweep_from_dict(parse_toml(text, source), source, **kw)
 
@@ -475,7 +475,7 @@ def _load_chunk(path: Path) -> FlightMetrics:
 
 
 def _figures(config: SweepConfig, points: np.ndarray, table: list[dict], out: Path) -> list[Path]:
-    from .io.plotting import _plt, save_figure
+    from ..io.plotting import _plt, save_figure
 
     plt = _plt()
     metric = config.metric

@@ -20,18 +20,19 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from ._util import to_jsonable
-from .allocators import Clip, PseudoInverse
-from .control import FullyActuatedSE3
-from .design.presets import paper_hexarotor
-from .dynamics import Actuators, FirstOrderMotor
-from .flight import Flight
-from .flight import fly as fly_flight
-from .integrate import Integrator
-from .io import plotting
-from .io.config import FlightConfig
-from .metrics import flight_metrics
-from .reference import paper_maneuver
+from .._util import to_jsonable
+from ..allocators import Clip, PseudoInverse
+from ..control import FullyActuatedSE3
+from ..design.presets import paper_hexarotor
+from ..dynamics import Actuators, FirstOrderMotor
+from ..flight import Flight
+from ..flight import fly as fly_flight
+from ..integrate import Integrator
+from ..io import plotting
+from ..io.config import FlightConfig
+from ..io.npz import save_trajectory
+from ..metrics import flight_metrics
+from ..reference import paper_maneuver
 
 __all__ = [
     "PAPER_TABLE_IV",
@@ -155,28 +156,13 @@ def metrics_table(results: list[FlightResult], paper: dict | None = PAPER_TABLE_
     return "\n".join(lines)
 
 
-def save_trajectory(path: Path, traj) -> None:
-    """Write a :class:`~jaxrotor.trajectory.Trajectory` to ``path`` (``.npz``, compressed).
-
-    One array per saved field (``t`` [s], ``p``/``v`` [m, m/s] world frame, ``R`` body to
-    world, ``omega`` [rad/s] body frame, inputs ``u`` [rad^2/s^2], rotor speeds, wrenches,
-    the reference, tilt angles [rad]; first axis time) and ``diverged``: the file
-    ``jaxrotor simulate`` writes as ``trajectory.npz`` and
-    :func:`jaxrotor.io.animation.animate_trajectory_file` reads.
-    """
-    keys = ["t", "p", "v", "R", "omega", "accel", "angular_accel", "u", "u_cmd", "rotor_speed", "wrench_requested",
-            "wrench_achieved", "saturated", "p_ref", "v_ref", "a_ref", "R_ref", "alpha", "beta"]
-    arrays = {k: np.asarray(getattr(traj, k)) for k in keys if getattr(traj, k, None) is not None}
-    np.savez_compressed(path, **arrays, diverged=np.asarray(traj.diverged))
-
-
 def fly_physics_layer(config: FlightConfig) -> dict:
     """Fly ``config`` on the physics layer (MuJoCo C engine, :func:`jaxrotor.physics.fly_physics` with
-    :func:`jaxrotor.physics.validate.physics_settings`) and return its metrics in the JSON form of :func:`fly`
+    :func:`jaxrotor.workflows.compare.physics_settings`) and return its metrics in the JSON form of :func:`fly`
     (plus ``mass`` [kg] and ``inertia`` [kg m^2] of the engine's model), with the result under ``"_result"``."""
-    from .physics.engine import fly_physics
-    from .physics.mjcf import build_model
-    from .physics.validate import physics_settings
+    from ..physics.engine import fly_physics
+    from ..physics.mjcf import build_model
+    from .compare import physics_settings
 
     settings = physics_settings(config.platform)
     t0 = time.perf_counter()
@@ -201,7 +187,7 @@ def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool 
 
     With ``physics``, ``config`` is also flown on the physics layer (:func:`fly_physics_layer`):
     Table IV is printed with the paper's and jaxrotor's columns a and p
-    (:func:`jaxrotor.physics.validate.table_iv`), its metrics (plus ``max_abs_delta_omega`` and
+    (:func:`jaxrotor.workflows.compare.table_iv`), its metrics (plus ``max_abs_delta_omega`` and
     ``max_abs_delta_omega_steady`` [rad/s]) are written to ``metrics_physics.json`` and returned
     under ``"physics"``, and ``fig8_delta_omega.png`` shows ``Delta omega_i = omega_i^p - omega_i^a``.
 
@@ -241,7 +227,7 @@ def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool 
     plotting.plot_errors(runs, out / "fig7_errors.png", title=f"{label}: position and orientation errors")
     plotting.plot_rotor_speeds(runs, out / "fig8_rotor_speeds.png", title=f"{label}: rotor speeds")
     if phys is not None:
-        from .physics.validate import delta_omega, plot_delta_omega
+        from .compare import delta_omega, plot_delta_omega
 
         dw, _, _ = delta_omega(results[0].trajectory, phys["_result"].trajectory)
         plot_delta_omega(np.asarray(results[0].trajectory.t), dw, out / "fig8_delta_omega.png",
@@ -261,8 +247,8 @@ def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool 
     metrics = to_jsonable(metrics)
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2, allow_nan=False, ensure_ascii=False))
     if phys is not None:
-        from .physics.validate import PAPER_TABLE_IV as PAPER_BOTH
-        from .physics.validate import delta_omega
+        from .compare import PAPER_TABLE_IV as PAPER_BOTH
+        from .compare import delta_omega
 
         _, dw_max, dw_steady = delta_omega(results[0].trajectory, phys["_result"].trajectory,
                                            config.flight.reference.jump_times)
@@ -278,8 +264,8 @@ def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool 
     bar.close()
     echo(metrics_table(results, paper))
     if phys is not None:
-        from .physics.validate import PAPER_TABLE_IV as PAPER_BOTH
-        from .physics.validate import table_iv
+        from .compare import PAPER_TABLE_IV as PAPER_BOTH
+        from .compare import table_iv
 
         echo("")
         echo(table_iv(results[0].metrics, metrics["physics"], PAPER_BOTH if paper else None))

@@ -1,0 +1,87 @@
+"""What every command does before it computes: JAX's float width and the persistent compilation cache.
+
+A command's compiled flights are kept on disk (JAX's persistent compilation cache), so
+the second ``jaxrotor simulate`` of a configuration skips XLA compilation. The folder is
+:func:`cache_dir`: ``$XDG_CACHE_HOME/jaxrotor/xla`` (default ``~/.cache/jaxrotor/xla``;
+``~/Library/Caches/jaxrotor/xla`` on macOS, ``%LOCALAPPDATA%\\jaxrotor\\xla`` on Windows).
+``JAXROTOR_NO_CACHE=1`` turns it off; a cache folder set for JAX itself
+(``JAX_COMPILATION_CACHE_DIR``) is used as it is.
+
+Nothing here imports JAX at module level: ``jaxrotor --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+__all__ = ["NO_CACHE_ENV", "cache_dir", "configure_compilation_cache", "setup_jax"]
+
+#: Environment variable that turns the persistent compilation cache off (any value but ``""`` and ``"0"``).
+NO_CACHE_ENV = "JAXROTOR_NO_CACHE"
+
+
+def cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The folder of jaxrotor's compilation cache, or ``None`` when ``JAXROTOR_NO_CACHE`` turns it off.
+
+    Args:
+        environ: the environment to read (default ``os.environ``): ``JAXROTOR_NO_CACHE``,
+            ``XDG_CACHE_HOME``, ``LOCALAPPDATA`` (Windows), ``HOME``.
+    """
+    env = os.environ if environ is None else environ
+    if env.get(NO_CACHE_ENV, "").strip() not in ("", "0"):
+        return None
+    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+    if env.get("XDG_CACHE_HOME"):
+        base = Path(env["XDG_CACHE_HOME"])
+    elif sys.platform == "win32":
+        base = Path(env.get("LOCALAPPDATA") or home / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = home / "Library" / "Caches"
+    else:
+        base = home / ".cache"
+    return base / "jaxrotor" / "xla"
+
+
+def configure_compilation_cache(environ: Mapping[str, str] | None = None) -> Path | None:
+    """Point JAX's persistent compilation cache at :func:`cache_dir` and cache every compiled program.
+
+    Sets ``jax_compilation_cache_dir``, ``jax_persistent_cache_min_compile_time_secs = 0`` and
+    ``jax_persistent_cache_min_entry_size_bytes = -1`` (no size floor), so even a short
+    flight's programs are written. Leaves JAX alone when ``JAXROTOR_NO_CACHE`` is set, when
+    JAX already has a cache folder (``JAX_COMPILATION_CACHE_DIR`` or an earlier
+    ``jax.config.update``), or when the folder cannot be created.
+
+    Args:
+        environ: the environment to read (default ``os.environ``).
+
+    Returns:
+        the cache folder JAX now uses (``None``: no persistent cache configured here).
+    """
+    import jax
+
+    env = os.environ if environ is None else environ
+    if env.get(NO_CACHE_ENV, "").strip() not in ("", "0"):
+        return None
+    current = jax.config.jax_compilation_cache_dir or env.get("JAX_COMPILATION_CACHE_DIR")
+    if current:
+        return Path(current)
+    path = cache_dir(env)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:  # read-only home, no permission: run without a cache
+        return None
+    jax.config.update("jax_compilation_cache_dir", str(path))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+    return path
+
+
+def setup_jax(x64: bool = True) -> None:
+    """Before a command computes: float64 (``x64``) or float32, and :func:`configure_compilation_cache`."""
+    import jax
+
+    jax.config.update("jax_enable_x64", x64)
+    configure_compilation_cache()

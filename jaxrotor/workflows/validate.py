@@ -1,0 +1,144 @@
+"""Both layers side by side for one configuration: ``validation.json``, Table IV, figures.
+
+:func:`validate` flies one :class:`~jaxrotor.io.config.FlightConfig` on the
+analytic layer (:func:`jaxrotor.flight.fly`) and on the physics layer
+(:func:`jaxrotor.physics.engine.fly_physics`), computes every metric of both with
+the one :func:`jaxrotor.metrics.flight_metrics`, and compares the rotor speeds
+``Delta omega_i = omega_i^p - omega_i^a`` (Fig. 8, :mod:`jaxrotor.workflows.compare`).
+:func:`~jaxrotor.workflows.compare.table_iv` prints the comparison beside the paper's columns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .._util import to_jsonable
+from ..io.config import FlightConfig
+from ..io.npz import save_trajectory
+from ..metrics import flight_metrics
+from ..physics.engine import PhysicsResult, PhysicsSettings, fly_physics
+from ..physics.mjcf import build_model
+from . import usecase
+from .compare import (
+    PAPER_TABLE_IV,
+    STEADY_AFTER_JUMP_S,
+    delta_omega,
+    physics_settings,
+    plot_delta_omega,
+    table_iv,
+    tilt_comparison,
+)
+
+__all__ = ["VALIDATION_KEYS", "output_dir", "validate"]
+
+#: Keys every ``validation.json`` holds (besides the full metrics of both layers).
+VALIDATION_KEYS = ("label", "mae_position_analytic", "mae_position_physics", "mae_orientation_analytic",
+                   "mae_orientation_physics", "max_abs_delta_omega", "max_abs_delta_omega_steady", "physics_mass",
+                   "physics_inertia", "wall_time_analytic_s", "wall_time_physics_s", "diverged")
+
+
+def output_dir(config: FlightConfig, out_dir: str | Path | None = None) -> Path:
+    """Where :func:`validate` writes: ``out_dir``, or ``./jaxrotor-out/<name>-validation/``."""
+    return Path(out_dir) if out_dir is not None else Path("jaxrotor-out") / f"{config.name}-validation"
+
+
+def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: PhysicsSettings | None = None,
+             echo=print, figures: bool = True, save_analytic: bool = False) -> dict:
+    """Fly ``config`` on both layers, print Table IV beside the paper's, write ``validation.json`` and figures.
+
+    Writes into ``out_dir`` (default ``./jaxrotor-out/<name>-validation/``):
+    ``validation.json`` (:data:`VALIDATION_KEYS` plus ``metrics_analytic``, ``metrics_physics``,
+    ``paper_table_iv``, ``settings``, ``max_position_difference`` ``max_t |p_p - p_a|`` [m] and
+    ``tilt``, :func:`tilt_comparison`: empty for a fixed-tilt platform), ``fig6_trajectory_3d.png`` and ``fig7_errors.png`` with
+    both layers overlaid, ``fig8_rotor_speeds.png`` (rotor speeds of both layers),
+    ``fig8_delta_omega.png`` (:func:`plot_delta_omega`), ``trajectory_physics.npz`` (with the hinge
+    angles ``alpha``, ``beta``).
+
+    Args:
+        config: any flight configuration (its ``compare`` flight is ignored).
+        settings: physics-layer settings (default :func:`physics_settings` of the platform).
+        save_analytic: also write the analytic flight as ``trajectory.npz``
+            (:func:`jaxrotor.io.npz.save_trajectory`, the file ``jaxrotor simulate`` writes).
+
+    Returns:
+        The ``validation.json`` content.
+    """
+    settings = settings if settings is not None else physics_settings(config.platform)
+    out = output_dir(config, out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    config = dataclasses.replace(config, compare=None)
+    analytic = usecase.fly(config)
+    pm = build_model(config.platform, settings.parts, settings.options)
+    t0 = time.perf_counter()
+    phys: PhysicsResult = fly_physics(config.platform, config.controller, config.flight, settings, model=pm)
+    m_phys = flight_metrics(phys.trajectory, pm.physics_platform()).to_dict()
+    m_ana = analytic.metrics
+    dw, dw_max, dw_steady = delta_omega(analytic.trajectory, phys.trajectory, config.flight.reference.jump_times)
+    result = {
+        "name": config.name,
+        "label": analytic.metrics["label"],
+        "mae_position_analytic": m_ana["mae_position_xyz"],
+        "mae_position_physics": m_phys["mae_position_xyz"],
+        "mae_orientation_analytic": m_ana["mae_orientation_xyz"],
+        "mae_orientation_physics": m_phys["mae_orientation_xyz"],
+        "max_abs_delta_omega": dw_max,
+        "max_abs_delta_omega_steady": dw_steady,
+        "physics_mass": pm.mass,
+        "physics_inertia": pm.inertia,
+        "wall_time_analytic_s": analytic.wall_time_s,
+        "wall_time_physics_s": phys.wall_time_s,
+        "physics_build_and_compile_s": time.perf_counter() - t0 - phys.wall_time_s,
+        "max_contact_force_N": float(np.max(np.linalg.norm(np.asarray(phys.contact_force), axis=1))),
+        "max_position_difference": float(np.max(np.linalg.norm(np.asarray(phys.trajectory.p)
+                                                               - np.asarray(analytic.trajectory.p), axis=1))),
+        "tilt": tilt_comparison(config.platform, analytic.trajectory, phys.trajectory),
+        "diverged": bool(m_ana["diverged"]) or bool(m_phys["diverged"]),
+        "diverged_analytic": bool(m_ana["diverged"]),
+        "diverged_physics": bool(m_phys["diverged"]),
+        "settings": {"timestep_s": settings.options.timestep, "control_period_s": settings.control_period,
+                     "integrator": settings.options.integrator, "spin": settings.options.spin,
+                     "parts": dataclasses.asdict(settings.parts)},
+        "paper_table_iv": PAPER_TABLE_IV,
+        "metrics_analytic": m_ana,
+        "metrics_physics": m_phys,
+    }
+    result = to_jsonable(result)
+    (out / "validation.json").write_text(json.dumps(result, indent=2, allow_nan=False, ensure_ascii=False))
+    np.savez_compressed(out / "trajectory_physics.npz", t=np.asarray(phys.trajectory.t),
+                        p=np.asarray(phys.trajectory.p), R=np.asarray(phys.trajectory.R),
+                        rotor_speed=np.asarray(phys.trajectory.rotor_speed), u=np.asarray(phys.trajectory.u),
+                        contact_force=np.asarray(phys.contact_force), delta_omega=dw,
+                        alpha=np.asarray(phys.trajectory.alpha), beta=np.asarray(phys.trajectory.beta))
+    if save_analytic:
+        save_trajectory(out / "trajectory.npz", analytic.trajectory)
+    if figures:
+        from ..io import plotting
+
+        runs = {"analytic (a)": analytic.trajectory, "physics (p)": phys.trajectory}
+        label = result["label"]
+        plotting.plot_trajectory_3d(runs, out / "fig6_trajectory_3d.png", title=f"{label}: both layers")
+        plotting.plot_errors(runs, out / "fig7_errors.png", title=f"{label}: errors, both layers")
+        plotting.plot_rotor_speeds(runs, out / "fig8_rotor_speeds.png", title=f"{label}: rotor speeds, both layers")
+        plot_delta_omega(np.asarray(analytic.trajectory.t), dw, out / "fig8_delta_omega.png",
+                         title=f"{label}: Fig. 8, Δω = ω^p − ω^a", jump_times=config.flight.reference.jump_times)
+    paper = PAPER_TABLE_IV if config.name.startswith("paper") else None
+    echo(table_iv(m_ana, m_phys, paper))
+    echo(f"max |Δω| = {dw_max:.3f} rad/s (whole flight), {dw_steady:.3f} rad/s (outside {STEADY_AFTER_JUMP_S:g} s "
+         "after each reference jump)")
+    for key, row in result["tilt"].items():
+        echo(f"tilt {key}: analytic [{row['min_analytic']:.4f}, {row['max_analytic']:.4f}] rad, physics hinges "
+             f"[{row['min_physics']:.4f}, {row['max_physics']:.4f}] rad, max |Δ{key}| = {row['max_abs_difference']:.3e} "
+             f"rad, max rate {row['rate_max_analytic']:.3f} / {row['rate_max_physics']:.3f} rad/s")
+    echo(f"max |p^p - p^a| = {result['max_position_difference']:.3e} m")
+    echo(f"physics model: m = {pm.mass:.4f} kg, J = diag({', '.join(f'{v:.5f}' for v in np.diag(pm.inertia))}) kg m^2")
+    echo(f"wall time: analytic {analytic.wall_time_s:.2f} s, physics {phys.wall_time_s:.2f} s")
+    if result["diverged"]:
+        echo("WARNING: a flight DIVERGED: " + ", ".join(k for k in ("analytic", "physics")
+                                                        if result[f"diverged_{k}"]))
+    echo(f"outputs written to {out}")
+    return result
