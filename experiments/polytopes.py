@@ -172,7 +172,7 @@ def fly_allocators(period: float) -> dict:
     from jaxrotor.io import optimize_config
     from jaxrotor.metrics import flight_metrics
 
-    conf = optimize_config.load(ROOT / "configs" / "optimize_tilt.toml").flight
+    conf = optimize_config.load(ROOT / "configs" / "optimize_tilt.toml").flight_config
     ref = R.FigureEight(duration=period, period=period)
     W, L = T2["mass"] * T2["gravity"], T2["arm_length"]
     S = np.r_[np.full(3, 1 / W), np.full(3, 1 / (W * L))]

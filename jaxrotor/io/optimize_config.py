@@ -148,11 +148,12 @@ class OptimizationConfig:
         name: run name (default output folder ``jaxrotor-out/<name>``).
         kind: ``"tune"`` or ``"optimize"``.
         problem: the :class:`~jaxrotor.optimize.DesignProblem` (its ``design`` is
-            ``Design(platform, controller, flight)`` of :attr:`flight`).
+            ``Design(platform, controller, flight)`` of :attr:`flight_config`).
         optimizer: the optimiser settings; ``optimizer.build()`` is the ``optax.GradientTransformation``.
         options: the :class:`~jaxrotor.optimize.MinimizeOptions` (``iterations``, ``patience``,
             ``min_delta``, ``target``, ``max_increase``).
-        flight: the flight part (:class:`~jaxrotor.io.config.FlightConfig`).
+        flight_config: the flight part (:class:`~jaxrotor.io.config.FlightConfig`; its ``flight`` is the
+            :class:`~jaxrotor.flight.Flight`, ``None`` for a design-only problem).
         source: file name.
     """
     name: str
@@ -160,7 +161,7 @@ class OptimizationConfig:
     problem: Any
     optimizer: Optimizer
     options: Any
-    flight: FlightConfig
+    flight_config: FlightConfig
     source: str
 
 
@@ -338,7 +339,7 @@ def _finish(top: Table, own: dict, conf: FlightConfig, design: Design, source: s
     problem = DesignProblem(design, parameters, objective, divergence_penalty=penalty)
     problem = robust_config.robust_problem(top, problem)  # [randomize], [robust]: a RobustProblem
     return OptimizationConfig(name=conf.name, kind=kind, problem=problem, optimizer=optimizer, options=options,
-                              flight=conf, source=source)
+                              flight_config=conf, source=source)
 
 
 def load(path: str | Path, kind: str = "optimize") -> OptimizationConfig:
