@@ -139,7 +139,7 @@ class SweepConfig:
 
     Attributes:
         name: run name (default output folder ``jaxrotor-out/<name>``).
-        flight: the :class:`~jaxrotor.io.config.FlightConfig` flown at every point.
+        flight_config: the :class:`~jaxrotor.io.config.FlightConfig` flown at every point.
         spec: the :class:`SweepSpec`.
         chunk: members per compiled call.
         metric: the metric drawn in the figures (a :class:`~jaxrotor.metrics.FlightMetrics` field).
@@ -147,7 +147,7 @@ class SweepConfig:
         runner: the :class:`SweepRunner` built (and checked) at load time.
     """
     name: str
-    flight: FlightConfig
+    flight_config: FlightConfig
     spec: SweepSpec
     chunk: int
     metric: str = "rmse_position"
@@ -157,7 +157,8 @@ class SweepConfig:
     @property
     def design(self) -> Design:
         """The base :class:`~jaxrotor.optimize.Design` the points modify."""
-        return Design(self.flight.platform, self.flight.controller, self.flight.flight)
+        fc = self.flight_config
+        return Design(fc.platform, fc.controller, fc.flight)
 
 
 def _member_columns(params: Parameters, design, axes) -> list[np.ndarray]:
@@ -340,7 +341,7 @@ def sweep_from_dict(data: dict, source: str = "<dict>", base_dir: Path | None = 
         else:  # the default chunk shrinks to what fits
             fit = max(1, int(_available_bytes() / (runner.member_bytes() * 4.0)))
             chunk = min(chunk, fit)
-    return SweepConfig(name=conf.name, flight=conf, spec=spec, chunk=chunk, metric=metric, source=source,
+    return SweepConfig(name=conf.name, flight_config=conf, spec=spec, chunk=chunk, metric=metric, source=source,
                        runner=runner)
 
 
