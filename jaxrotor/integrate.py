@@ -41,6 +41,9 @@ float32 neighbours.
 
 from __future__ import annotations
 
+import abc
+import operator
+import warnings
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -51,7 +54,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax.flatten_util import ravel_pytree
 
-__all__ = ["RK4", "TOLERANCES", "Integrator", "SaveSchedule", "fixed_step_grid", "integrate", "integrate_fixed_step", "save_times", "tolerances"]
+__all__ = ["RK4", "TOLERANCES", "AbstractCheckpoint", "AutoCheckpoint", "Integrator", "IntervalCheckpoint", "NoCheckpoint",
+           "SaveSchedule", "StepCheckpoint", "fixed_step_grid", "fixed_steps", "integrate", "integrate_fixed_step",
+           "save_times", "tolerances"]
 
 #: Adaptive-step tolerances by floating-point type: ``(default rtol, default atol, floor rtol, floor atol)``
 #: (``atol`` in the units of each state component: m, m/s, rad/s, ...). A tolerance below the floor of the
@@ -87,6 +92,173 @@ class RK4(diffrax.AbstractERK):
         return 4
 
 
+#: ``AutoCheckpoint()`` recomputes whole save intervals in reverse mode when none holds more steps than this
+#: (the residuals of this many steps are live at once), else single steps.
+AUTO_INTERVAL_STEPS = 16
+
+
+def _as_policy(policy):
+    """A checkpoint ``policy`` as given (``None``, a ``jax.checkpoint_policies`` name or a callable), validated."""
+    if policy is None or (callable(policy) and not isinstance(policy, str)):
+        return policy
+    if isinstance(policy, str) and callable(getattr(jax.checkpoint_policies, policy, None)):
+        return policy
+    raise ValueError(f"checkpoint parameter `policy` = {policy!r} is not a policy in jax.checkpoint_policies. Fix: "
+                     "pass None (recompute everything), a name such as 'dots_with_no_batch_dims_saveable', or a "
+                     "policy callable such as jax.checkpoint_policies.save_only_these_names('x').")
+
+
+def _remat(fn: Callable, policy) -> Callable:
+    """``jax.checkpoint(fn)`` under ``policy`` (a ``jax.checkpoint_policies`` name, a callable or ``None``)."""
+    return jax.checkpoint(fn, prevent_cse=False,
+                          policy=getattr(jax.checkpoint_policies, policy) if isinstance(policy, str) else policy)
+
+
+class AbstractCheckpoint(eqx.Module):
+    """What reverse mode stores in a fixed-step solve, and what it recomputes (as ``diffrax`` chooses an adjoint).
+
+    A fixed-step solve (:func:`integrate_fixed_step`, :func:`fixed_steps`) is a loop over
+    save intervals, each a loop over steps. Before tracing, it hands its two loop bodies
+    to the strategy, which returns them wrapped (typically in ``jax.checkpoint``) or as
+    they are:
+
+    * ``wrap_step(step, interval_steps)``: ``step(y, solver_state, t_a, t_b) ->
+      (y1, dense_info, solver_state1, result)``, one step from ``t_a`` to ``t_b`` [s] of the
+      flat state vector ``y``;
+    * ``wrap_interval(interval, interval_steps)``: the steps of one save interval (all
+      ``n_steps`` of a :func:`fixed_steps` call), a function of the loop carry.
+
+    ``interval_steps`` is the largest number of steps one save interval holds (static).
+    The wrappers change what reverse mode stores and recomputes, never a value: every
+    strategy gives the same solution and the same gradient to rounding. Subclass this (an
+    ``equinox.Module`` with static fields) to define your own; the loop calls only these
+    two methods.
+    """
+
+    @abc.abstractmethod
+    def wrap_step(self, step: Callable, interval_steps: int) -> Callable:
+        """``step``, or a function with the same signature and value (e.g. ``jax.checkpoint(step)``)."""
+
+    @abc.abstractmethod
+    def wrap_interval(self, interval: Callable, interval_steps: int) -> Callable:
+        """``interval``, or a function with the same signature and value (e.g. ``jax.checkpoint(interval)``)."""
+
+
+class NoCheckpoint(AbstractCheckpoint):
+    """Store every stage's intermediates: no recomputation (memory per step = the stages' residuals)."""
+
+    def wrap_step(self, step, interval_steps):
+        """``step`` unchanged."""
+        return step
+
+    def wrap_interval(self, interval, interval_steps):
+        """``interval`` unchanged."""
+        return interval
+
+
+class StepCheckpoint(AbstractCheckpoint):
+    """Recompute each step from the state stored before it (``jax.checkpoint`` around one step).
+
+    Memory per step = one state (plus what ``policy`` keeps).
+
+    Attributes:
+        policy: ``None`` (default: recompute everything), the name of a
+            ``jax.checkpoint_policies`` policy (e.g. ``"dots_with_no_batch_dims_saveable"``)
+            or a policy callable, saying which intermediates are kept rather than recomputed.
+    """
+
+    policy: str | Callable | None = eqx.field(static=True, default=None, converter=_as_policy)
+
+    def wrap_step(self, step, interval_steps):
+        """``jax.checkpoint(step, policy=policy)``."""
+        return _remat(step, self.policy)
+
+    def wrap_interval(self, interval, interval_steps):
+        """``interval`` unchanged."""
+        return interval
+
+
+class IntervalCheckpoint(AbstractCheckpoint):
+    """Store one state per save time and recompute the steps between two saves (``jax.checkpoint`` per interval).
+
+    The backward pass holds every step's residuals of one interval at a time, so a solve
+    that saves only ``t1`` stores as much as :class:`NoCheckpoint`.
+
+    Attributes:
+        policy: as :class:`StepCheckpoint`.
+    """
+
+    policy: str | Callable | None = eqx.field(static=True, default=None, converter=_as_policy)
+
+    def wrap_step(self, step, interval_steps):
+        """``step`` unchanged."""
+        return step
+
+    def wrap_interval(self, interval, interval_steps):
+        """``jax.checkpoint(interval, policy=policy)``."""
+        return _remat(interval, self.policy)
+
+
+class AutoCheckpoint(AbstractCheckpoint):
+    """The default: :class:`IntervalCheckpoint` when no save interval holds more than ``max_interval_steps`` steps,
+    else :class:`StepCheckpoint` (both with ``policy``).
+
+    On the 45 s use case saved every step, reverse mode measured 10-20 % cheaper than
+    :class:`StepCheckpoint`.
+
+    Attributes:
+        max_interval_steps: the most steps per save interval for which whole intervals are
+            recomputed (default :data:`AUTO_INTERVAL_STEPS` = 16; their residuals are live at once).
+        policy: as :class:`StepCheckpoint`.
+    """
+
+    max_interval_steps: int = eqx.field(static=True, default=AUTO_INTERVAL_STEPS)
+    policy: str | Callable | None = eqx.field(static=True, default=None, converter=_as_policy)
+
+    def __check_init__(self):
+        if isinstance(self.max_interval_steps, bool) or not isinstance(self.max_interval_steps, int) or not (
+                self.max_interval_steps >= 1):
+            raise ValueError(f"AutoCheckpoint parameter `max_interval_steps` = {self.max_interval_steps!r} is invalid. "
+                             f"Fix: pass a positive int, e.g. {AUTO_INTERVAL_STEPS}.")
+
+    def choose(self, interval_steps: int) -> AbstractCheckpoint:
+        """The strategy used for a solve whose save intervals hold at most ``interval_steps`` steps."""
+        if interval_steps <= self.max_interval_steps:
+            return IntervalCheckpoint(policy=self.policy)
+        return StepCheckpoint(policy=self.policy)
+
+    def wrap_step(self, step, interval_steps):
+        """As the chosen strategy (:meth:`choose`)."""
+        return self.choose(interval_steps).wrap_step(step, interval_steps)
+
+    def wrap_interval(self, interval, interval_steps):
+        """As the chosen strategy (:meth:`choose`)."""
+        return self.choose(interval_steps).wrap_interval(interval, interval_steps)
+
+
+#: The strategies the former string/bool values of ``Integrator(checkpoint=...)`` name.
+_CHECKPOINT_NAMES = {"auto": AutoCheckpoint, "step": StepCheckpoint, "interval": IntervalCheckpoint}
+
+
+def _as_checkpoint(value) -> AbstractCheckpoint:
+    """``Integrator.checkpoint`` as a strategy: a strategy as is; the former values ``True``/``"auto"``,
+    ``"step"``, ``"interval"``, ``False`` (deprecated) as :class:`AutoCheckpoint`, :class:`StepCheckpoint`,
+    :class:`IntervalCheckpoint`, :class:`NoCheckpoint`."""
+    if isinstance(value, AbstractCheckpoint):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        new = AutoCheckpoint() if value else NoCheckpoint()
+    elif isinstance(value, str) and value in _CHECKPOINT_NAMES:
+        new = _CHECKPOINT_NAMES[value]()
+    else:
+        raise ValueError(f"Integrator parameter `checkpoint` = {value!r} is invalid. Fix: pass a strategy, "
+                         "jaxrotor.AutoCheckpoint() (default), StepCheckpoint(), IntervalCheckpoint() or NoCheckpoint() "
+                         "(each but the last takes policy=...).")
+    warnings.warn(f"Integrator(checkpoint={value!r}) is deprecated and will be refused in the next release. "
+                  f"Fix: pass checkpoint=jaxrotor.{type(new).__name__}().", DeprecationWarning, stacklevel=3)
+    return new
+
+
 def tolerances(integrator: Integrator, dtype) -> tuple[float, float]:
     """The ``(rtol, atol)`` an adaptive solve of a state of ``dtype`` uses (see :data:`TOLERANCES`).
 
@@ -102,7 +274,7 @@ def tolerances(integrator: Integrator, dtype) -> tuple[float, float]:
 
 
 class Integrator(eqx.Module):
-    """How to integrate: solver, step control and tolerances (all static).
+    """How to integrate: solver, step control, tolerances and reverse-mode storage (all static).
 
     Attributes:
         solver: a diffrax solver; default ``Tsit5`` (5th order, embedded error estimate).
@@ -118,26 +290,43 @@ class Integrator(eqx.Module):
             (:func:`integrate_fixed_step`, the default: 1.5-2x faster under ``vmap``);
             ``False`` runs ``diffrax.diffeqsolve`` with ``StepTo`` (the same steps, the same
             numbers to rounding).
-        checkpoint: fixed step with ``scan`` only: what reverse mode stores. ``"step"``: it
-            recomputes each step from the stored state before it (``jax.checkpoint`` around
-            one step; memory per step = one state); ``"interval"``: it stores one state per
-            save time and recomputes the steps between two saves (``jax.checkpoint`` around
-            one save interval; the backward pass holds every step's residuals of one interval
-            at a time, so a solve that saves only ``t1`` stores as much as ``False``);
-            ``"auto"`` (default, also ``True``): ``"interval"`` when no save interval holds
-            more than :data:`AUTO_INTERVAL_STEPS` steps, else ``"step"`` (on the 45 s use case
-            saved every step, reverse mode measured 10-20 % cheaper than ``"step"``);
-            ``False``: every stage's intermediates are stored (no recomputation; memory per
-            step = the stages' residuals).
-        checkpoint_policy: with ``checkpoint``: the name of a ``jax.checkpoint_policies``
-            policy (e.g. ``"dots_with_no_batch_dims_saveable"``) saying which intermediates
-            are kept rather than recomputed; ``None`` (default) recomputes everything.
+        checkpoint: fixed step with ``scan`` only: what reverse mode stores, an
+            :class:`AbstractCheckpoint` strategy. :class:`AutoCheckpoint` (default):
+            :class:`IntervalCheckpoint` when no save interval holds more than
+            :data:`AUTO_INTERVAL_STEPS` steps, else :class:`StepCheckpoint`;
+            :class:`StepCheckpoint`: each step recomputed from the stored state before it
+            (memory per step = one state); :class:`IntervalCheckpoint`: one state stored per
+            save time, the steps between two saves recomputed; :class:`NoCheckpoint`: every
+            stage's intermediates stored. Each but the last takes ``policy`` (a
+            ``jax.checkpoint_policies`` name or callable: which intermediates are kept rather
+            than recomputed). A user's own strategy Module works as well. The former values
+            ``True``/``"auto"``, ``"step"``, ``"interval"`` and ``False`` are still accepted
+            (converted to those strategies, with a ``DeprecationWarning``).
         unroll: fixed step with ``scan`` and an explicit Runge-Kutta solver only: ``True``
             writes the stages out as straight-line code (the fastest run: measured as fast as a
             hand-written RK4 loop under ``vmap``; the vector field is compiled once per stage,
             so compilation takes about twice as long); ``False`` (default) loops over them in a
             ``lax.scan`` (compiled once; measured 1.3-1.5x slower per step under ``vmap``).
             ``jaxrotor sweep`` and ``experiments/benchmark_batch.py`` unroll.
+
+    Which path honours which option (anything not listed is ignored by that path):
+
+    =============================================  ===================================================
+    path                                           options used
+    =============================================  ===================================================
+    adaptive ``diffeqsolve`` (``adaptive=True``)   ``solver``, ``dt`` (first trial step), ``rtol``,
+                                                   ``atol``, ``max_steps``; reverse mode through
+                                                   diffrax's ``RecursiveCheckpointAdjoint``
+    fixed-step scan (``adaptive=False``,           ``solver``, ``dt``, ``checkpoint``, ``unroll``
+    ``scan=True``: :func:`integrate_fixed_step`)   (explicit Runge-Kutta solvers only); the step
+                                                   count is the grid's, so no ``max_steps``
+    fixed-step ``StepTo`` (``adaptive=False``,     ``solver``, ``dt``; ``max_steps`` is the grid's
+    ``scan=False``: ``diffeqsolve``)               step count; reverse mode through diffrax's adjoint
+    :func:`fixed_steps` (a given number of steps)  ``solver``, ``checkpoint``, ``unroll``; the step
+                                                   is its ``dt`` argument
+    =============================================  ===================================================
+
+    ``rtol`` and ``atol`` matter only to the adaptive path (fixed steps have no tolerance).
     """
 
     solver: diffrax.AbstractSolver = diffrax.Tsit5()
@@ -147,9 +336,8 @@ class Integrator(eqx.Module):
     atol: float | None = eqx.field(static=True, default=None)
     max_steps: int = eqx.field(static=True, default=200_000)
     scan: bool = eqx.field(static=True, default=True)
-    checkpoint: bool | str = eqx.field(static=True, default="auto")
+    checkpoint: AbstractCheckpoint = eqx.field(default=AutoCheckpoint(), converter=_as_checkpoint)
     unroll: bool = eqx.field(static=True, default=False)
-    checkpoint_policy: str | None = eqx.field(static=True, default=None)
 
     def __check_init__(self):
         if not (self.dt > 0):
@@ -159,21 +347,8 @@ class Integrator(eqx.Module):
                 f"Integrator parameters `rtol` = {self.rtol!r}, `atol` = {self.atol!r} are invalid: tolerances must be "
                 "> 0. Fix: pass e.g. rtol=1e-8, atol=1e-10."
             )
-        if self.checkpoint not in (True, False, "auto", "step", "interval"):
-            raise ValueError(f"Integrator parameter `checkpoint` = {self.checkpoint!r} is invalid. Fix: pass 'auto' "
-                             "(or True), 'step', 'interval' or False.")
-        if self.checkpoint_policy is not None and not callable(
-                getattr(jax.checkpoint_policies, str(self.checkpoint_policy), None)):
-            raise ValueError(f"Integrator parameter `checkpoint_policy` = {self.checkpoint_policy!r} is not a policy "
-                             "in jax.checkpoint_policies. Fix: pass None or a name such as "
-                             "'dots_with_no_batch_dims_saveable'.")
         if not (self.max_steps >= 1):
             raise ValueError(f"Integrator parameter `max_steps` = {self.max_steps!r} is invalid. Fix: pass a positive int.")
-
-
-#: ``Integrator(checkpoint="auto")`` recomputes whole save intervals in reverse mode when none holds more
-#: steps than this (the residuals of this many steps are live at once), else single steps.
-AUTO_INTERVAL_STEPS = 16
 
 
 def fixed_step_grid(t0: float, t1: float, dt: float, jump_ts=(), dtype=None) -> np.ndarray:
@@ -201,6 +376,16 @@ def save_times(t0: float, t1: float, save_dt: float) -> np.ndarray:
     """Uniform save grid ``t0, t0 + save_dt, ..., t1`` (the last point is exactly ``t1``)."""
     n = max(1, round((t1 - t0) / save_dt))
     return np.linspace(t0, t1, n + 1)
+
+
+def _flat(vector_field, y0):
+    """``(flat0, unravel, flat_field)``: ``y0`` as one flat vector and the vector field on such vectors."""
+    flat0, unravel = ravel_pytree(y0)
+
+    def flat_field(t, y, args):
+        return ravel_pytree(vector_field(t, unravel(y), args))[0]
+
+    return flat0, unravel, flat_field
 
 
 def integrate(vector_field, y0, t0: float, t1: float, *, args=None, integrator: Integrator = Integrator(),
@@ -231,7 +416,7 @@ def integrate(vector_field, y0, t0: float, t1: float, *, args=None, integrator: 
     jumps = tuple(float(t) for t in jump_ts if t0 < float(t) < t1)
     if not integrator.adaptive and integrator.scan:
         return integrate_fixed_step(vector_field, y0, t0, t1, args=args, integrator=integrator, ts=ts, jump_ts=jumps)
-    flat0, unravel = ravel_pytree(y0)
+    flat0, unravel, flat_field = _flat(vector_field, y0)
     if integrator.adaptive:
         rtol, atol = tolerances(integrator, flat0.dtype)
         controller = diffrax.PIDController(rtol=rtol, atol=atol, jump_ts=jnp.asarray(jumps) if jumps else None)
@@ -244,10 +429,6 @@ def integrate(vector_field, y0, t0: float, t1: float, *, args=None, integrator: 
         max_steps = len(grid) - 1
     # Integrate one flat vector rather than the state pytree: diffrax then interpolates and saves a single
     # array per save time instead of one per leaf (measured: 2-3x faster for the 45 s use case).
-
-    def flat_field(t, y, args):
-        return ravel_pytree(vector_field(t, unravel(y), args))[0]
-
     sol = diffrax.diffeqsolve(
         diffrax.ODETerm(flat_field),
         integrator.solver,
@@ -399,6 +580,93 @@ def _erk_step_scan(tab: diffrax.ButcherTableau, f, t0, t1, y0, f0):
     return y1, {"y0": y0, "y1": y1, "k": ks}, (f_last if tab.fsal else None)
 
 
+def _stepper(solver, flat_field, args, unroll: bool, t_a, t_b, y0):
+    """``(state0, one_step)`` of ``solver`` on the flat vector field ``flat_field(t, y, args)``.
+
+    ``one_step(y, state, t_a, t_b) -> (y1, dense_info, state1, result)``: an explicit
+    Runge-Kutta solver (:func:`_explicit_tableau`) is stepped from its tableau, its stages
+    written out (:func:`_erk_step`, ``unroll``) or in a ``lax.scan`` (:func:`_erk_step_scan`),
+    ``state`` the first-same-as-last value ``f(t, y)`` (``None`` for other tableaus); any other
+    solver through its own ``step`` from ``solver.init`` over the first step ``(t_a, t_b)``.
+    """
+    ok = diffrax.RESULTS.successful
+    tableau = _explicit_tableau(solver)
+    if tableau is not None:
+        state0 = flat_field(t_a, y0, args) if tableau.fsal else None
+
+        def one_step(y, state, ta, tb):
+            stepper = _erk_step if unroll else _erk_step_scan
+            y1, dense, f1 = stepper(tableau, lambda t, x: flat_field(t, x, args), ta, tb, y, state)
+            return y1, dense, f1, ok
+
+        return state0, one_step
+    term = diffrax.ODETerm(flat_field)
+
+    def one_step(y, state, ta, tb):
+        y1, _, dense, state1, res = solver.step(term, ta, tb, y, args, state, False)
+        return y1, dense, state1, res
+
+    return solver.init(term, t_a, t_b, y0, args), one_step
+
+
+def fixed_steps(vector_field, y0, t0, dt, n_steps: int, *, args=None, integrator: Integrator):
+    """``n_steps`` fixed steps of ``integrator.solver`` from ``t0``: the state at ``t0 + n_steps dt``.
+
+    The stepping of :func:`integrate_fixed_step` without a save grid or jump bracketing:
+    step ``k`` runs from ``t0 + k dt`` to ``t0 + (k + 1) dt`` on the state as one flat
+    vector (``ravel_pytree``), an explicit Runge-Kutta solver through its tableau (stages in
+    a ``lax.scan`` or, with ``integrator.unroll``, written out), any other solver through
+    its ``step``. The steps are one save interval for ``integrator.checkpoint``: it wraps
+    each step (``wrap_step``) and the loop over all ``n_steps`` (``wrap_interval``), both
+    told ``n_steps``; so :class:`StepCheckpoint` recomputes each step in reverse mode,
+    :class:`IntervalCheckpoint` the whole call, and :class:`AutoCheckpoint` (default) the
+    whole call when ``n_steps <= max_interval_steps``. Used for a plant stepped between two
+    control instants: ``t0`` and ``dt`` may be traced, ``n_steps`` is static.
+
+    Uses ``integrator.solver``, ``.unroll`` and ``.checkpoint`` only (``adaptive``, ``dt``,
+    ``scan``, ``rtol``, ``atol``, ``max_steps`` play no part: the step is ``dt``). A
+    solver's result code (never a failure for an explicit method) is not returned.
+
+    Args:
+        vector_field: ``f(t, y, args) -> dy/dt`` with ``y`` any pytree.
+        y0: state pytree at ``t0``.
+        t0: start time [s] (scalar, may be traced).
+        dt: step [s] (scalar > 0, may be traced).
+        n_steps: number of steps (static Python int >= 0; 0 returns ``y0``).
+        args: passed to the vector field (may hold differentiable leaves).
+        integrator: solver, ``unroll`` and ``checkpoint`` settings.
+
+    Returns:
+        The state pytree at ``t0 + n_steps dt`` (structure and dtypes of ``y0``).
+    """
+    try:
+        count = operator.index(n_steps)
+    except TypeError:
+        count = -1
+    if isinstance(n_steps, bool) or count < 0:
+        raise ValueError(f"fixed_steps parameter `n_steps` = {n_steps!r} is invalid: it must be a static Python int "
+                         ">= 0. Fix: pass e.g. round(period / dt).")
+    n_steps = count
+    if n_steps == 0:
+        return y0
+    flat0, unravel, flat_field = _flat(vector_field, y0)
+    tdtype = jnp.result_type(float)
+    t0, dt = jnp.asarray(t0, tdtype), jnp.asarray(dt, tdtype)
+    state0, one_step = _stepper(integrator.solver, flat_field, args, integrator.unroll, t0, t0 + dt, flat0)
+    one_step = integrator.checkpoint.wrap_step(one_step, n_steps)
+
+    def body(carry, k):
+        y, state = carry
+        y1, _, state1, _ = one_step(y, state, t0 + k * dt, t0 + (k + 1) * dt)
+        return (y1, state1), None
+
+    def interval(carry):
+        return jax.lax.scan(body, carry, jnp.arange(n_steps, dtype=tdtype))[0]
+
+    y1, _ = integrator.checkpoint.wrap_interval(interval, n_steps)((flat0, state0))
+    return unravel(y1)
+
+
 def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
                          integrator: Integrator | None = None, ts=None, jump_ts=()):
     """Fixed-step solve: the diffrax solver stepped inside ``lax.scan`` (no ``diffeqsolve`` loop).
@@ -424,14 +692,14 @@ def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
       ``integrator.unroll``), instead of diffrax's general stage loop; any other solver
       through its own ``step``.
     * Everything not carried (the vector field's arguments) is a loop constant.
-    * ``integrator.checkpoint``: with ``"step"`` reverse mode stores the state before
-      every step and recomputes the step (``jax.checkpoint``), memory ``O(steps x state)``;
-      with ``"interval"`` it stores the state at every save time and recomputes the steps
-      of one save interval at a time; ``"auto"`` picks ``"interval"`` when no interval
-      holds more than :data:`AUTO_INTERVAL_STEPS` steps, else ``"step"``; with ``False``
-      every stage's intermediates are stored.
-      ``integrator.checkpoint_policy`` names a ``jax.checkpoint_policies`` policy for the
-      recomputation.
+    * ``integrator.checkpoint`` (an :class:`AbstractCheckpoint`) wraps the step and the save
+      interval before they are traced (``wrap_step``, ``wrap_interval``, told the most steps
+      one interval holds): :class:`StepCheckpoint` stores the state before every step and
+      recomputes the step (``jax.checkpoint``), memory ``O(steps x state)``;
+      :class:`IntervalCheckpoint` stores the state at every save time and recomputes the steps
+      of one save interval at a time; :class:`AutoCheckpoint` (default) picks the latter when
+      no interval holds more than :data:`AUTO_INTERVAL_STEPS` steps, else the former;
+      :class:`NoCheckpoint` stores every stage's intermediates.
 
     Args and returns: as :func:`integrate` (``integrator`` default: fixed-step Tsit5,
     ``dt = 1e-3``); a ``diffrax.Solution`` whose ``stats`` count the steps and whose
@@ -440,42 +708,17 @@ def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
     integrator = Integrator(adaptive=False) if integrator is None else integrator
     t0, t1 = float(t0), float(t1)
     ts = np.array([t0, t1]) if ts is None else np.asarray(ts, dtype=float)
-    flat0, unravel = ravel_pytree(y0)
+    flat0, unravel, flat_field = _flat(vector_field, y0)
     tdtype = np.dtype(jnp.result_type(float))
     grid = fixed_step_grid(t0, t1, integrator.dt, jump_ts, dtype=tdtype)
     sched = SaveSchedule.build(grid, ts)
     solver = integrator.solver
-
-    def flat_field(t, y, args):
-        return ravel_pytree(vector_field(t, unravel(y), args))[0]
-
-    term = diffrax.ODETerm(flat_field)
     ok = diffrax.RESULTS.successful
     interp = not bool(np.all(sched.exact))
     length = sched.active.shape[1]
     regular = int(np.min(np.sum(sched.active, axis=1))) if sched.active.size else 0  # steps in every interval
-    tableau = _explicit_tableau(solver)
-    if tableau is not None:
-        state0 = flat_field(grid[0], flat0, args) if tableau.fsal else None
-
-        def one_step(y, state, ta, tb):
-            stepper = _erk_step if integrator.unroll else _erk_step_scan
-            y1, dense, f1 = stepper(tableau, lambda t, x: flat_field(t, x, args), ta, tb, y, state)
-            return y1, dense, f1, ok
-    else:
-        state0 = solver.init(term, grid[0], grid[1], flat0, args)
-
-        def one_step(y, state, ta, tb):
-            y1, _, dense, state1, res = solver.step(term, ta, tb, y, args, state, False)
-            return y1, dense, state1, res
-
-    policy = None if integrator.checkpoint_policy is None else getattr(jax.checkpoint_policies,
-                                                                         integrator.checkpoint_policy)
-    mode = integrator.checkpoint
-    if mode in (True, "auto"):
-        mode = "interval" if length <= AUTO_INTERVAL_STEPS else "step"
-    if mode == "step":
-        one_step = jax.checkpoint(one_step, prevent_cse=False, policy=policy)
+    state0, one_step = _stepper(solver, flat_field, args, integrator.unroll, grid[0], grid[1], flat0)
+    one_step = integrator.checkpoint.wrap_step(one_step, length)
 
     def inner(carry, x):
         y, state, _, _, res = carry
@@ -505,8 +748,7 @@ def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
             carry, _ = jax.lax.scan(inner, carry, (starts[regular:], ends[regular:], active[regular:]))
         return carry
 
-    if mode == "interval":
-        interval = jax.checkpoint(interval, prevent_cse=False, policy=policy)
+    interval = integrator.checkpoint.wrap_interval(interval, length)
 
     def outer(carry, x):
         starts, ends, active, exact, t_save = x
