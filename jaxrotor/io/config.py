@@ -188,7 +188,7 @@ def _integrator(t: Table):
     t.renamed("method", "solver.kind")
     t.moved("save_dt", "flight.save_dt")
     t.moved("t1", "flight.t1")
-    solver = registry.lookup("solver", t.choice("kind", tuple(registry.kinds("solver")), "tsit5"))()
+    solver = t.kind("solver", "tsit5")()  # the other keys of [solver] are the Integrator's
     integ = Integrator(solver=solver, adaptive=t.boolean("adaptive", True),
                        dt=t.number("dt", 1e-3, positive=True, fix="the fixed step in s, e.g. 0.01"),
                        rtol=t.number("rtol", None, positive=True), atol=t.number("atol", None, positive=True),

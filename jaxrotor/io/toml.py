@@ -205,6 +205,20 @@ class Table:
             raise self.fail(k, v, opt.why or f"must be {opt.bounds()}", fix)
         return tuple(v) if opt.type is tuple and isinstance(v, list) else v
 
+    def kind(self, family: str, default: Any = MISSING) -> Kind:
+        """The registered :class:`~jaxrotor.registry.Kind` of ``family`` this table's ``kind`` key names
+        (``default`` when absent).
+
+        Raises:
+            ConfigError: the name is not a registered kind of ``family`` (the message lists them).
+        """
+        registered = tuple(registry.kinds(family))
+        name = self.get("kind", str, default, f"one of {', '.join(registered)}")
+        if name not in registered:
+            raise self.fail("kind", name, f"unknown choice, not a registered {family} kind",
+                            f"use one of {', '.join(repr(o) for o in registered)}")
+        return registry.lookup(family, name)
+
     def build(self, family: str, default: Any = MISSING) -> Any:
         """The object of family ``family`` that this table's ``kind`` names (``default`` when absent), built from
         the options that kind declares (:mod:`jaxrotor.registry`); every other key is refused.
@@ -213,12 +227,7 @@ class Table:
             ConfigError: an unknown kind (listing the registered ones), a bad or unknown option,
                 or a value the builder refuses (its message, prefixed by the table).
         """
-        registered = tuple(registry.kinds(family))
-        name = self.get("kind", str, default, f"one of {', '.join(registered)}")
-        if name not in registered:
-            raise self.fail("kind", name, f"unknown choice, not a registered {family} kind",
-                            f"use one of {', '.join(repr(o) for o in registered)}")
-        return self.build_kind(registry.lookup(family, name))
+        return self.build_kind(self.kind(family, default))
 
     def build_kind(self, kind: Kind) -> Any:
         """``kind`` built from this table: :meth:`option` for each declared option, then :meth:`check_unknown`.
