@@ -44,7 +44,7 @@ import mujoco
 import numpy as np
 from _checks import Checks
 
-from jaxrotor.flight import fly
+from jaxrotor import fly
 from jaxrotor.integrate import Integrator
 from jaxrotor.metrics import flight_metrics
 from jaxrotor.physics import ModelOptions, PhysicsSettings, build_model, fly_physics
@@ -96,9 +96,10 @@ def main(argv=None) -> int:
     parts = default_parts(conf.platform)
     rows = []
     for period in (0.001,) if args.quick else (0.001, 0.002):
-        settings = PhysicsSettings(parts=parts, control_period=period)
+        settings = PhysicsSettings(parts=parts)
         pm = build_model(conf.platform, parts, settings.options)
-        res, m = _physics(conf, settings, pm)
+        res, m = _physics(dataclasses.replace(conf, flight=dataclasses.replace(conf.flight, control_rate=1 / period)),
+                          settings, pm)
         _, dw_max, dw_steady = delta_omega(ana, res.trajectory, conf.flight.reference.jump_times)
         row = {"control_hz": round(1 / period), "wall_s": res.wall_time_s, "compile_s": res.compile_time_s,
                "control_step_s": res.control_time_s,

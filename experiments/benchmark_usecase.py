@@ -58,7 +58,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 import jaxrotor  # noqa: E402
-from jaxrotor.flight import fly  # noqa: E402
+from jaxrotor import fly  # noqa: E402
 from jaxrotor.workflows.usecase import paper_reproduction_spec  # noqa: E402
 
 from _checks import Checks  # noqa: E402

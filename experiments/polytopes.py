@@ -168,7 +168,7 @@ def fly_allocators(period: float) -> dict:
     ``|S (w_achieved - w_requested)|^2`` (``S = diag(1/W, 1/W, 1/W, 1/(W L), ...)``) and the saturated fraction.
     """
     from jaxrotor import reference as R
-    from jaxrotor.flight import fly
+    from jaxrotor import fly
     from jaxrotor.io import optimize_config
     from jaxrotor.metrics import flight_metrics
 

@@ -1,29 +1,26 @@
-"""One description of a flight, and the function that flies it.
+"""One description of a flight, and the flight computer's decision at one instant.
 
 A :class:`Flight` holds everything about a flight except the vehicle
-(:class:`~jaxrotor.design.platform.Platform`) and its controller: the reference,
-the allocator, the actuator models, the integrator, the output period, the
-horizon, the runaway limits, an external disturbance, a tilt command and the
-initial state. ``simulate``, the TOML loader (:mod:`jaxrotor.io.config`), the
-optimizer (:mod:`jaxrotor.optimize`), the CLI and every engine take a ``Flight``;
-:func:`fly` flies one on the analytic layer.
+(:class:`~jaxrotor.design.platform.Platform`), its controller and the plant it is flown
+on: the reference, the allocator, the actuator models, the integrator, the output
+period, the horizon, the runaway limits, an external disturbance, a tilt command, the
+initial state, the control rate, sensors, wind and the key of their random draws.
+``simulate``, the TOML loader (:mod:`jaxrotor.io.config`), the optimizer
+(:mod:`jaxrotor.optimize`), the CLI and every plant take a ``Flight``;
+:func:`jaxrotor.fly` (:mod:`jaxrotor.loop`) flies one on any plant.
 
-The loop (``docs/closed_loop.md``)::
+:func:`flight_computer` is the plant-independent part of one control evaluation::
 
-    reference(t) -> controller(state) -> body wrench -> allocator -> u_cmd
-        -> actuators (motor lag, tilt servos) -> eqs. (11)-(12) -> diffrax
+    reference(t) -> controller(state) -> body wrench -> allocator -> u_cmd (+ tilt command)
 
-is split at the seam every engine shares: :func:`flight_computer` is the
-engine-independent part (reference, controller, allocator, tilt command), the
-plant is :func:`jaxrotor.dynamics.vehicle_derivative` here and a multibody model
-on the physics layer.
+which the tick (:mod:`jaxrotor.tick`) runs at each control instant and the
+continuous-time loop (:mod:`jaxrotor.continuous`) inside the vector field.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -34,14 +31,13 @@ from .allocators import AbstractAllocator, Allocation, AllocationData, PseudoInv
 from .control import AbstractController
 from .design.platform import TILT_ANGLES, Platform, is_concrete
 from .dynamics import Actuators, RotorCommand, VehicleState, initial_state, vehicle_derivative
-from .integrate import Integrator, integrate, save_times
+from .integrate import Integrator, save_times
 from .reference import AbstractReference, RefSample
 from .sensors import Sensors
 from .tilting import check_tilt_flight
-from .trajectory import Trajectory, divergence_flag
 from .wind import Wind
 
-__all__ = ["DivergenceLimits", "Flight", "fly", "flight_computer", "assemble_trajectory"]
+__all__ = ["DivergenceLimits", "Flight", "flight_computer"]
 
 
 class DivergenceLimits(eqx.Module):
@@ -83,12 +79,15 @@ class Flight(eqx.Module):
         limits: runaway limits for ``Trajectory.diverged``.
         tilt_command: ``t -> (alpha, beta)`` servo commands for a tilting platform (``None``
             keeps the platform's angles).
-        disturbance: ``t -> (3,)`` world-frame external force [N] (``None`` for none).
+        disturbance: ``t -> (3,)`` world-frame external force [N] at the centre of mass (``None`` for
+            none); evaluated at every stage in the continuous loop, sampled at each tick and held
+            over the control interval at a control rate (as the wind).
         state0: initial state; ``None`` starts at rest at ``reference(t0)`` with the
             reference attitude and the hover rotor speeds.
         control_rate: flight-computer rate [Hz] (static); ``None`` (default) is the continuous
-            loop. Set, :func:`fly` runs the discrete-rate loop of :mod:`jaxrotor.discrete`
-            (zero-order hold of the rotor commands, fixed-step plant between ticks).
+            loop on the analytic plant and one tick per engine step on the physics plants. Set,
+            :func:`jaxrotor.fly` runs the tick of :mod:`jaxrotor.tick` at this rate (zero-order hold
+            of the rotor commands, the plant stepped between ticks).
         sensors: a :class:`~jaxrotor.sensors.Sensors` (noise, bias, delay in ticks) the controller
             sees the state through (discrete-rate loop only; ``None``: the true state).
         wind: a :class:`~jaxrotor.wind.Wind` (mean, Ornstein-Uhlenbeck gust, drag) (discrete-rate
@@ -222,74 +221,3 @@ def flight_computer(platform: Platform, controller: AbstractController, flight: 
     data = alloc_data if alloc_data is not None else flight.allocator.prepare(platform, alpha, beta)
     alloc: Allocation = flight.allocator(data, w_des)
     return RotorCommand(u=alloc.u, alpha=a_cmd, beta=b_cmd), d_integral, alloc, ref
-
-
-def _closed_loop(platform, controller, flight, t, y, alloc_data):
-    state, integral = y
-    cmd, d_integral, alloc, ref = flight_computer(platform, controller, flight, t, state, integral, alloc_data)
-    f_ext = None if flight.disturbance is None else flight.disturbance(t)
-    d_state, out = vehicle_derivative(platform, flight.actuators, state, cmd, f_ext)
-    return (d_state, d_integral), (out, alloc, ref)
-
-
-def _field(t, y, args):
-    platform, controller, flight, alloc_data = args
-    return _closed_loop(platform, controller, flight, t, y, alloc_data)[0]
-
-
-def assemble_trajectory(sol, states: VehicleState, outs, limits: DivergenceLimits, **fields) -> Trajectory:
-    """Build a :class:`Trajectory` from a diffrax solution, its saved states and the outputs at the save times."""
-    solver_ok = sol.result == diffrax.RESULTS.successful
-    return Trajectory(
-        t=sol.ts, p=states.p, v=states.v, R=states.R, omega=states.omega, accel=outs.accel,
-        angular_accel=outs.angular_accel, u=outs.u, rotor_speed=outs.rotor_speed, alpha=outs.alpha, beta=outs.beta,
-        diverged=divergence_flag(states.p, states.v, states.omega, solver_ok, limits),
-        solver_ok=solver_ok, num_steps=sol.stats["num_accepted_steps"], **fields,
-    )
-
-
-@eqx.filter_jit
-def _fly(platform: Platform, controller: AbstractController, flight: Flight) -> Trajectory:
-    alloc_data = flight.allocation_data(platform)
-    y0 = (flight.initial_state(platform), controller.init_state(platform))
-    sol = integrate(_field, y0, flight.t0, flight.end_time, args=(platform, controller, flight, alloc_data),
-                    integrator=flight.integrator, ts=flight.save_times, jump_ts=flight.reference.jump_times)
-    states, integrals = sol.ys
-
-    def outputs(t, y):
-        return _closed_loop(platform, controller, flight, t, y, alloc_data)[1]
-
-    outs, alloc, ref = jax.vmap(outputs)(sol.ts, sol.ys)
-    return assemble_trajectory(sol, states, outs, flight.limits, u_cmd=alloc.u, wrench_requested=alloc.requested,
-                               wrench_achieved=alloc.achieved, saturated=alloc.saturated, p_ref=ref.p, v_ref=ref.v,
-                               a_ref=ref.a, R_ref=ref.R, controller_state=integrals)
-
-
-def fly(platform: Platform, controller: AbstractController, flight: Flight) -> Trajectory:
-    """Fly ``platform`` under ``controller`` as ``flight`` describes, on the analytic layer.
-
-    The closed loop of ``docs/closed_loop.md``: the controller's integrator states
-    ride in the ODE state, the allocator's matrices are prepared once for a fixed
-    geometry, and no step straddles a reference jump (adaptive or fixed-step).
-    Jit-compiled (``eqx.filter_jit``: one compilation per flight structure),
-    vmappable over any array leaf of the three arguments and differentiable
-    with respect to all of them (take gradients through fixed-step solves).
-    A flight with a ``control_rate`` (or sensors, or wind) is flown by the
-    discrete-rate loop instead (:func:`jaxrotor.discrete.fly_discrete`).
-
-    Raises:
-        ValueError: before compiling, if the controller needs a higher allocation
-            rank than the platform has.
-
-    Returns:
-        A :class:`Trajectory` with the reference, requested/achieved wrench and
-        saturation flags; ``diverged`` is set (never a silent NaN) if the flight
-        became non-finite, ran away, or the solver failed.
-    """
-    flight.check(platform, controller)
-    if flight.control_rate is not None or flight.sensors is not None or flight.wind is not None:
-        # the discrete-rate loop: control rate, sensors, wind
-        from .discrete import fly_discrete
-
-        return fly_discrete(platform, controller, flight)
-    return _fly(platform, controller, flight)

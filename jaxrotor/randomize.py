@@ -29,7 +29,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .design.platform import Platform
-from .flight import Flight, fly
+from .flight import Flight
+from .loop import fly
 from .registry import Option, register
 
 __all__ = ["HELDOUT", "TRAIN", "Randomization", "fly_batch", "member_keys"]
@@ -136,7 +137,7 @@ def member_keys(seed: int, size: int, stream: int = TRAIN, epoch: int = 0) -> ja
 def fly_batch(platforms: Platform, controller, flights: Flight):
     """Fly a batch (leading axis on every array leaf of ``platforms`` and ``flights``) under one ``controller``.
 
-    ``eqx.filter_vmap(jaxrotor.flight.fly, in_axes=(0, None, 0))``: returns a batched
+    ``eqx.filter_vmap(jaxrotor.fly, in_axes=(0, None, 0))``: returns a batched
     :class:`~jaxrotor.trajectory.Trajectory`.
     """
     return eqx.filter_vmap(fly, in_axes=(0, None, 0))(platforms, controller, flights)

@@ -2,7 +2,7 @@
 
 * :func:`simulate` flies the closed loop: a convenience that builds a
   :class:`~jaxrotor.flight.Flight` from keyword arguments and calls
-  :func:`~jaxrotor.flight.fly`.
+  :func:`jaxrotor.fly` on a plant (default the analytic one).
 * :func:`simulate_open_loop` integrates the vehicle under a given command
   ``t -> RotorCommand | WrenchCommand`` (the paper's block driven by ``u`` or by
   ``(f_c, tau_c)``).
@@ -14,21 +14,24 @@ gradients through fixed-step solves).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
+import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jax import Array
 
-from .allocators import AbstractAllocator, PseudoInverse
 from .control import AbstractController
 from .design.platform import Platform
 from .dynamics import AbstractCommand, Actuators, VehicleState, vehicle_derivative
-from .flight import DivergenceLimits, Flight, assemble_trajectory, fly
+from .flight import DivergenceLimits, Flight
 from .integrate import Integrator, integrate, save_times
+from .loop import fly
+from .plant import AbstractPlant, AnalyticPlant
 from .reference import AbstractReference
-from .trajectory import Trajectory
+from .trajectory import Trajectory, assemble_trajectory
 
 __all__ = ["simulate", "simulate_open_loop"]
 
@@ -91,38 +94,33 @@ def simulate_open_loop(
     wrench = jnp.concatenate([outs.force, outs.torque], axis=-1)
     T, dtype = sol.ts.shape[0], ys.p.dtype
     zeros3 = jnp.zeros((T, 3), dtype=dtype)
-    return assemble_trajectory(sol, ys, outs, limits, u_cmd=u_cmd, wrench_requested=wrench, wrench_achieved=wrench,
-                     saturated=jnp.zeros(u_cmd.shape, dtype=bool), p_ref=zeros3, v_ref=zeros3, a_ref=zeros3,
-                     R_ref=jnp.broadcast_to(jnp.eye(3, dtype=dtype), (T, 3, 3)), controller_state=None)
+    return assemble_trajectory(sol.ts, ys, outs, limits, solver_ok=sol.result == diffrax.RESULTS.successful,
+                               num_steps=sol.stats["num_accepted_steps"], u_cmd=u_cmd, wrench_requested=wrench,
+                               wrench_achieved=wrench, saturated=jnp.zeros(u_cmd.shape, dtype=bool), p_ref=zeros3,
+                               v_ref=zeros3, a_ref=zeros3, R_ref=jnp.broadcast_to(jnp.eye(3, dtype=dtype), (T, 3, 3)),
+                               controller_state=None)
 
 
-def simulate(
-    platform: Platform,
-    controller: AbstractController,
-    reference: AbstractReference,
-    *,
-    allocator: AbstractAllocator = PseudoInverse(),
-    actuators: Actuators = Actuators(),
-    state0: VehicleState | None = None,
-    t0: float = 0.0,
-    t1: float | None = None,
-    integrator: Integrator = Integrator(),
-    save_dt: float = 0.01,
-    tilt_command: Callable | None = None,
-    disturbance: Callable | None = None,
-    limits: DivergenceLimits = DivergenceLimits(),
-) -> Trajectory:
-    """Fly ``platform`` under ``controller`` along ``reference``: ``fly(platform, controller, Flight(...))``.
+def simulate(platform: Platform, controller: AbstractController, reference: AbstractReference, *,
+             plant: AbstractPlant = AnalyticPlant(), **flight_fields) -> Trajectory:
+    """Fly ``platform`` under ``controller`` along ``reference``: ``fly(platform, controller, Flight(...), plant)``.
 
-    Every keyword is the :class:`~jaxrotor.flight.Flight` field of the same name
-    (see there for units and defaults). The default integrator is adaptive Tsit5
-    with tolerances that follow the floating-point type.
+    Every keyword besides ``plant`` is the :class:`~jaxrotor.flight.Flight` field of the same
+    name (``allocator``, ``actuators``, ``integrator``, ``save_dt``, ``t0``, ``t1``, ``limits``,
+    ``tilt_command``, ``disturbance``, ``state0``, ``control_rate``, ``sensors``, ``wind``, ``key``;
+    see there for units and defaults), so it cannot fall behind the ``Flight``. The default
+    integrator is adaptive Tsit5 with tolerances that follow the floating-point type.
+
+    Raises:
+        ValueError: for a keyword that is not a ``Flight`` field (naming it and the fields there are).
 
     Returns:
         A :class:`Trajectory`; ``diverged`` is set (never a silent NaN) if the flight
         became non-finite, ran away, or the solver failed.
     """
-    flight = Flight(reference=reference, allocator=allocator, actuators=actuators, integrator=integrator,
-                    save_dt=save_dt, t0=t0, t1=t1, limits=limits, tilt_command=tilt_command, disturbance=disturbance,
-                    state0=state0)
-    return fly(platform, controller, flight)
+    fields = {f.name for f in dataclasses.fields(Flight)} - {"reference"}
+    unknown = sorted(set(flight_fields) - fields)
+    if unknown:
+        raise ValueError(f"simulate: unknown keyword(s) {unknown}: not fields of jaxrotor.Flight. Fix: pass any of "
+                         f"{sorted(fields)} or `plant`.")
+    return fly(platform, controller, Flight(reference=reference, **flight_fields), plant)

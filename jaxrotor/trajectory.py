@@ -6,7 +6,7 @@ import equinox as eqx
 import jax.numpy as jnp
 from jax import Array
 
-__all__ = ["Trajectory", "divergence_flag"]
+__all__ = ["Trajectory", "assemble_trajectory", "divergence_flag"]
 
 
 class Trajectory(eqx.Module):
@@ -33,7 +33,11 @@ class Trajectory(eqx.Module):
             (``|p|``, ``|v|`` or ``|omega|`` beyond the limits given to ``simulate``), or the
             solver failed (step budget exhausted). Never silently ``False`` on a NaN.
         solver_ok: ``()`` bool: the diffrax result was successful.
-        num_steps: ``()`` number of accepted solver steps.
+        num_steps: ``()`` number of accepted solver steps (plant steps on the physics layer).
+        contact_force: ``(T, 3)`` force of the floor on the vehicle, world frame [N] (zeros on the
+            analytic layer, which has no floor).
+        motor_speed: ``(T, n)`` rotor speeds of the motor model [rad/s] (on the physics layer the
+            propellers' own speeds are ``rotor_speed``; on the analytic layer the two are one).
     """
 
     t: Array
@@ -59,6 +63,8 @@ class Trajectory(eqx.Module):
     diverged: Array
     solver_ok: Array
     num_steps: Array
+    contact_force: Array | None = None
+    motor_speed: Array | None = None
 
     @property
     def wrench_error(self) -> Array:
@@ -90,3 +96,35 @@ def divergence_flag(p, v, omega, solver_ok, limits) -> Array:
     bounded = ((norm_max(p) <= limits.max_position) & (norm_max(v) <= limits.max_speed)
                & (norm_max(omega) <= limits.max_rate))
     return ~(finite & bounded & solver_ok)
+
+
+def assemble_trajectory(t, states, applied, limits, *, solver_ok, num_steps, u_cmd, wrench_requested,
+                        wrench_achieved, saturated, p_ref, v_ref, a_ref, R_ref, controller_state,
+                        contact_force=None, motor_speed=None) -> Trajectory:
+    """The one place a :class:`Trajectory` is built from a flight's samples, with its divergence flag.
+
+    Args:
+        t: ``(T,)`` sample times [s].
+        states: the true :class:`~jaxrotor.dynamics.VehicleState` at each sample (leading axis ``T``).
+        applied: per sample, what the plant applied (``accel``, ``angular_accel``, ``u``, ``rotor_speed``,
+            ``alpha``, ``beta``: a :class:`~jaxrotor.plant.PlantOutputs` or
+            :class:`~jaxrotor.dynamics.VehicleOutputs` with a leading axis ``T``).
+        limits: the :class:`~jaxrotor.flight.DivergenceLimits` of :func:`divergence_flag`.
+        solver_ok: ``()`` bool, the plant's numerics succeeded.
+        num_steps: ``()`` plant (solver) steps taken.
+        u_cmd, wrench_requested, wrench_achieved, saturated, p_ref, v_ref, a_ref, R_ref, controller_state,
+            contact_force, motor_speed: the :class:`Trajectory` fields of the same names.
+    """
+    solver_ok = jnp.asarray(solver_ok)
+    if motor_speed is None:
+        motor_speed = applied.rotor_speed
+    if contact_force is None:
+        contact_force = jnp.zeros_like(states.p)
+    return Trajectory(
+        t=t, p=states.p, v=states.v, R=states.R, omega=states.omega, accel=applied.accel,
+        angular_accel=applied.angular_accel, u=applied.u, u_cmd=u_cmd, rotor_speed=applied.rotor_speed,
+        alpha=applied.alpha, beta=applied.beta, wrench_requested=wrench_requested, wrench_achieved=wrench_achieved,
+        saturated=saturated, p_ref=p_ref, v_ref=v_ref, a_ref=a_ref, R_ref=R_ref, controller_state=controller_state,
+        diverged=divergence_flag(states.p, states.v, states.omega, solver_ok, limits), solver_ok=solver_ok,
+        num_steps=jnp.asarray(num_steps), contact_force=contact_force, motor_speed=motor_speed,
+    )

@@ -14,15 +14,16 @@ import click
               help="Output folder (default ./jaxrotor-out/<name>-validation/).")
 @click.option("--t1", type=click.FloatRange(min=0.0, min_open=True), default=None,
               help="Stop the flight at this time [s] instead of [flight] t1 or the reference's end.")
-@click.option("--control-period", type=click.FloatRange(min=0.0, min_open=True), default=0.001, show_default=True,
-              help="Controller period on the physics layer [s] (a multiple of the 1 ms physics step).")
+@click.option("--control-period", type=click.FloatRange(min=0.0, min_open=True), default=None,
+              help="Controller period on the physics layer [s] (a multiple of the 1 ms physics step) when the flight "
+                   "sets no [control] rate; default one tick per physics step.")
 @click.option("--no-figures", is_flag=True, help="Skip the figures.")
 @click.option("--animate", is_flag=True,
               help="Also write flight_physics.gif and flight.gif: the vehicle, its trajectory and the reference over "
                    "time on the physics and the analytic layer.")
 @click.option("--fps", type=click.FloatRange(min=1.0, max=100.0), default=25.0, show_default=True,
               help="Frames per second of --animate.")
-def validate(config: str | None, out_dir: str | None, t1: float | None, control_period: float,
+def validate(config: str | None, out_dir: str | None, t1: float | None, control_period: float | None,
              no_figures: bool, animate: bool = False, fps: float = 25.0) -> None:
     """Fly CONFIG (default: the paper's use case) on the analytic and the physics (MuJoCo) layer.
 
@@ -45,12 +46,13 @@ def validate(config: str | None, out_dir: str | None, t1: float | None, control_
         conf = usecase.paper_reproduction_spec(with_comparison=False) if config is None else cfg.load(config)
         if t1 is not None:
             conf = conf.with_t1(t1)
-        settings = physics_settings(conf.platform, control_period=control_period)
+        settings = physics_settings(conf.platform)
     except (cfg.ConfigError, ValueError) as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
     result = pv.validate(conf, out_dir, settings=settings, echo=click.echo, figures=not no_figures,
-                         save_analytic=animate)
+                         save_analytic=animate,
+                         physics_control_rate=None if control_period is None else 1.0 / control_period)
     if animate:
         _animate_layers(conf, pv.output_dir(conf, out_dir), fps, str(result.get("label", conf.name)))
     if result["diverged"]:

@@ -2,7 +2,7 @@
 
 One loader, :func:`load`, turns a TOML file into a :class:`FlightConfig`, whose
 ``flight`` is the :class:`~jaxrotor.flight.Flight` every engine flies
-(:func:`jaxrotor.flight.fly`). Every mistake (missing key, wrong type, bad value,
+(:func:`jaxrotor.fly`). Every mistake (missing key, wrong type, bad value,
 unknown key or preset, a key of an older spelling) raises a
 :class:`~jaxrotor.io.toml.ConfigError` whose message names the file, the key, the
 bad value and the fix. One choice key, ``kind``, selects a strategy in every table:

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 from jax import Array
 
 from .. import flight as _flight
+from ..loop import fly
 from ..metrics import position_error, rms_norm
 from .loop import MinimizeOptions, OptimizeResult
 from .loop import minimize as _minimize
@@ -170,8 +171,8 @@ class DesignProblem(AbstractProblem):
     # ---------------------------------------------------------------- pieces
 
     def fly(self, design: Design):
-        """``jaxrotor.flight.fly(design.platform, design.controller, design.flight)``."""
-        return _flight.fly(design.platform, design.controller, design.flight)
+        """``jaxrotor.fly(design.platform, design.controller, design.flight)``."""
+        return fly(design.platform, design.controller, design.flight)
 
     # ---------------------------------------------------------------- loss
 

@@ -5,9 +5,11 @@
   a generic build for any other platform.
 * :mod:`~jaxrotor.physics.mjcf`: the model generator (``Platform`` + ``Parts`` -> MJCF
   -> ``mujoco.MjModel``), with the engine's mass and inertia.
-* :mod:`~jaxrotor.physics.engine`: a flight on the MuJoCo C engine driven by the JAX
-  flight computer (:func:`fly_physics`).
-* :mod:`~jaxrotor.physics.mjx`: the same model and loop under MJX (jit, vmap, grad).
+* :mod:`~jaxrotor.physics.plants`: the plants :class:`MJXPlant` (jit, vmap, grad) and
+  :class:`MuJoCoPlant` (the C engine) that :func:`jaxrotor.fly` flies like the analytic one.
+* :mod:`~jaxrotor.physics.engine`: :func:`fly_physics`, a MuJoCo C flight with its timings.
+* :mod:`~jaxrotor.physics.mjx`: :func:`make_mjx_flight`, an MJX flight as a function of the
+  controller and the MJX model.
 
 Both layers side by side (Table IV, Fig. 8) is a workflow: :mod:`jaxrotor.workflows.validate`.
 
@@ -18,6 +20,8 @@ from .engine import PhysicsResult as PhysicsResult
 from .engine import PhysicsSettings as PhysicsSettings
 from .engine import contact_force as contact_force
 from .engine import fly_physics as fly_physics
+from .plants import MJXPlant as MJXPlant
+from .plants import MuJoCoPlant as MuJoCoPlant
 from .mjcf import ModelOptions as ModelOptions
 from .mjcf import PhysicsModel as PhysicsModel
 from .mjcf import build_model as build_model
@@ -31,6 +35,6 @@ from .parts import Propeller as Propeller
 from .parts import default_parts as default_parts
 from .parts import paper_hexarotor_parts as paper_hexarotor_parts
 
-__all__ = ["Arm", "Hub", "LandingGear", "ModelOptions", "Motor", "Parts", "PhysicsModel", "PhysicsResult",
+__all__ = ["Arm", "Hub", "LandingGear", "MJXPlant", "ModelOptions", "Motor", "MuJoCoPlant", "Parts", "PhysicsModel", "PhysicsResult",
            "PhysicsSettings", "Propeller", "build_model", "contact_force", "default_parts", "fly_physics", "mjcf",
            "paper_hexarotor_parts"]

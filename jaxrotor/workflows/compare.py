@@ -40,11 +40,10 @@ PAPER_TABLE_IV = {
 STEADY_AFTER_JUMP_S = 1.0
 
 
-def physics_settings(platform, control_period: float = 0.001, timestep: float = 0.001) -> PhysicsSettings:
-    """The physics layer's settings for ``platform``: :func:`~jaxrotor.physics.parts.default_parts`, control
-    every ``control_period`` [s] (default 1 kHz), physics step ``timestep`` [s] (default 1 ms)."""
-    return PhysicsSettings(parts=default_parts(platform), options=ModelOptions(timestep=timestep),
-                           control_period=control_period)
+def physics_settings(platform, timestep: float = 0.001) -> PhysicsSettings:
+    """The physics layer's settings for ``platform``: :func:`~jaxrotor.physics.parts.default_parts`, physics step
+    ``timestep`` [s] (default 1 ms; the control rate is the flight's, or one tick per step)."""
+    return PhysicsSettings(parts=default_parts(platform), options=ModelOptions(timestep=timestep))
 
 
 def delta_omega(analytic, physics, jump_times=(), after: float = STEADY_AFTER_JUMP_S):

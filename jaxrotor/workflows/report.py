@@ -18,6 +18,7 @@ import equinox as eqx
 import numpy as np
 
 from .. import flight as _flight
+from ..loop import fly
 from .. import metrics as _metrics
 from .._util import to_jsonable
 from ..io.plotting import save_figure
@@ -36,7 +37,7 @@ def _physics_metrics(*args, **kwargs) -> dict[str, Any]:
 
 @eqx.filter_jit
 def _metrics_of(design: Design) -> _metrics.FlightMetrics:
-    traj = _flight.fly(design.platform, design.controller, design.flight)
+    traj = fly(design.platform, design.controller, design.flight)
     return _metrics.flight_metrics(traj, design.platform)
 
 

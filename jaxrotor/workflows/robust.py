@@ -75,7 +75,7 @@ def physics_metrics(design: Design, settings: RobustSettings, size: int | None =
         parts = dataclasses.replace(parts, **{f.name: dataclasses.replace(getattr(parts, f.name),
                                                                           mass=getattr(parts, f.name).mass * ratio)
                                               for f in dataclasses.fields(parts)})
-        phys = PhysicsSettings(parts=parts, options=ModelOptions(timestep=step), control_period=period)
+        phys = PhysicsSettings(parts=parts, options=ModelOptions(timestep=step))
         pm = build_model(platform, parts, phys.options)
         traj = fly_physics(platform, controller, flight, phys, model=pm, share_compilation=True).trajectory
         m = flight_metrics(traj, pm.physics_platform())

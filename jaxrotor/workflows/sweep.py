@@ -49,7 +49,7 @@ import numpy as np
 from jax.flatten_util import ravel_pytree
 
 from .. import batch as _batch
-from ..flight import fly
+from ..loop import fly
 from ..io.config import FlightConfig
 from ..io.config import from_dict as flight_from_dict
 from ..io.toml import Table, read_toml

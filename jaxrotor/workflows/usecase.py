@@ -4,7 +4,7 @@
 configurations of the RotorSuite use case in code (they equal
 ``configs/paper_reproduction.toml`` and ``configs/paper_realistic.toml``, which a
 test checks). :func:`run` flies a configuration (and its comparison flight) with
-:func:`jaxrotor.flight.fly`, prints the metrics table beside the paper's Table IV,
+:func:`jaxrotor.fly`, prints the metrics table beside the paper's Table IV,
 and writes the figures, ``trajectory.npz`` and ``metrics.json`` (the keys of
 :meth:`jaxrotor.metrics.FlightMetrics.to_dict` plus :data:`RUN_KEYS`).
 """
@@ -26,7 +26,7 @@ from ..control import FullyActuatedSE3
 from ..design.presets import paper_hexarotor
 from ..dynamics import Actuators, FirstOrderMotor
 from ..flight import Flight
-from ..flight import fly as fly_flight
+from ..loop import fly as fly_flight
 from ..integrate import Integrator
 from ..io import plotting
 from ..io.config import FlightConfig
@@ -88,7 +88,7 @@ def paper_reproduction_spec(with_comparison: bool = True) -> FlightConfig:
 
 
 def fly(config: FlightConfig) -> FlightResult:
-    """Compile and fly one configuration with :func:`jaxrotor.flight.fly`; time the compiled run apart from compilation.
+    """Compile and fly one configuration with :func:`jaxrotor.fly`; time the compiled run apart from compilation.
 
     The metrics are :func:`jaxrotor.metrics.flight_metrics` in their JSON form
     (:meth:`~jaxrotor.metrics.FlightMetrics.to_dict`) plus :data:`RUN_KEYS`.

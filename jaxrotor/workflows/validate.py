@@ -1,7 +1,7 @@
 """Both layers side by side for one configuration: ``validation.json``, Table IV, figures.
 
 :func:`validate` flies one :class:`~jaxrotor.io.config.FlightConfig` on the
-analytic layer (:func:`jaxrotor.flight.fly`) and on the physics layer
+analytic layer (:func:`jaxrotor.fly`) and on the physics layer
 (:func:`jaxrotor.physics.engine.fly_physics`), computes every metric of both with
 the one :func:`jaxrotor.metrics.flight_metrics`, and compares the rotor speeds
 ``Delta omega_i = omega_i^p - omega_i^a`` (Fig. 8, :mod:`jaxrotor.workflows.compare`).
@@ -48,7 +48,8 @@ def output_dir(config: FlightConfig, out_dir: str | Path | None = None) -> Path:
 
 
 def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: PhysicsSettings | None = None,
-             echo=print, figures: bool = True, save_analytic: bool = False) -> dict:
+             echo=print, figures: bool = True, save_analytic: bool = False,
+             physics_control_rate: float | None = None) -> dict:
     """Fly ``config`` on both layers, print Table IV beside the paper's, write ``validation.json`` and figures.
 
     Writes into ``out_dir`` (default ``./jaxrotor-out/<name>-validation/``):
@@ -62,6 +63,8 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
     Args:
         config: any flight configuration (its ``compare`` flight is ignored).
         settings: physics-layer settings (default :func:`physics_settings` of the platform).
+        physics_control_rate: the flight computer's rate on the physics layer [Hz] when the flight sets
+            none (default: one tick per engine step, ``1 / settings.options.timestep``).
         save_analytic: also write the analytic flight as ``trajectory.npz``
             (:func:`jaxrotor.io.npz.save_trajectory`, the file ``jaxrotor simulate`` writes).
 
@@ -75,7 +78,11 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
     analytic = usecase.fly(config)
     pm = build_model(config.platform, settings.parts, settings.options)
     t0 = time.perf_counter()
-    phys: PhysicsResult = fly_physics(config.platform, config.controller, config.flight, settings, model=pm)
+    phys_flight = config.flight
+    if physics_control_rate is not None and phys_flight.control_rate is None:
+        phys_flight = dataclasses.replace(phys_flight, control_rate=float(physics_control_rate))
+    phys_rate = phys_flight.control_rate if phys_flight.control_rate is not None else 1.0 / settings.options.timestep
+    phys: PhysicsResult = fly_physics(config.platform, config.controller, phys_flight, settings, model=pm)
     m_phys = flight_metrics(phys.trajectory, pm.physics_platform()).to_dict()
     m_ana = analytic.metrics
     dw, dw_max, dw_steady = delta_omega(analytic.trajectory, phys.trajectory, config.flight.reference.jump_times)
@@ -100,7 +107,7 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
         "diverged": bool(m_ana["diverged"]) or bool(m_phys["diverged"]),
         "diverged_analytic": bool(m_ana["diverged"]),
         "diverged_physics": bool(m_phys["diverged"]),
-        "settings": {"timestep_s": settings.options.timestep, "control_period_s": settings.control_period,
+        "settings": {"timestep_s": settings.options.timestep, "control_period_s": 1.0 / phys_rate,
                      "integrator": settings.options.integrator, "spin": settings.options.spin,
                      "parts": dataclasses.asdict(settings.parts)},
         "paper_table_iv": PAPER_TABLE_IV,

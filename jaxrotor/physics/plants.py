@@ -1,0 +1,534 @@
+"""The physics layer's plants: the MuJoCo multibody model under MJX and under the MuJoCo C engine.
+
+Both implement :class:`jaxrotor.plant.AbstractPlant` over the same generated model
+(:func:`jaxrotor.physics.mjcf.build_model` from the vehicle's parts) and share every piece of
+their step but the engine call:
+
+* :func:`engine_controls` (pure JAX): over one control interval of ``k = h / timestep`` engine
+  steps, the flight's motor model (``flight.actuators.motor.applied``) and servo model stepped by
+  forward Euler at the engine step turn the held :class:`~jaxrotor.dynamics.RotorCommand` into
+  the engine controls of each step (thrust inputs ``u_i`` on the thrust sites, signed propeller
+  speed targets ``s_i omega_i`` on the spin hinges, per-rotor tilt targets on the tilt hinges);
+* before every engine step: the tilt servos' load feed-forward (:func:`hinge_load`) and the
+  external force of :func:`jaxrotor.tick.external_force` (held disturbance plus the wind drag at
+  the engine's velocity) applied at the centre of mass (:func:`com_wrench`);
+* then ``mjx.step`` (:class:`MJXPlant`: jit, vmap, grad) or ``mujoco.mj_step``
+  (:class:`MuJoCoPlant`: the C engine, stepped on the host; the numerical reference for MJX).
+
+The reading (:class:`~jaxrotor.plant.PlantReading`) is the engine's free-joint state (the model's
+frame origin is the vehicle's centre of mass), the motor model's rotor speeds (what the flight
+computer knows) and the engine's hinge angles (an encoder reading); what the plant applied at
+the start of each interval records the engine's ``qacc``, the propeller hinge speeds, the floor's
+contact force and the motor model's speeds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import mujoco
+import numpy as np
+from mujoco import mjx
+
+from .. import so3
+from ..design.platform import TILT_ANGLES, Platform, per_rotor_angles
+from ..dynamics import Actuators, RotorCommand, VehicleState
+from ..flight import Flight
+from ..plant import AbstractHostPlant, AbstractPlant, PlantOutputs, PlantReading
+from ..tick import PlantInput, external_force, whole_steps
+from ..wind import Wind
+from .mjcf import ModelOptions, PhysicsModel, build_model
+from .parts import Parts, default_parts
+
+__all__ = ["MJXPlant", "MJXPlantState", "MuJoCoPlant", "com_wrench", "engine_controls", "hinge_load"]
+
+
+class _Static:
+    """A non-array object held by a Module as a static field, hashed by identity (a compiled model)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __hash__(self):
+        return id(self.value)
+
+    def __eq__(self, other):
+        return isinstance(other, _Static) and other.value is self.value
+
+
+def engine_controls(pm: PhysicsModel, platform: Platform, actuators: Actuators, motor_speed, angles, command,
+                    k: int, h: float):
+    """The engine controls of the ``k`` engine steps of one control interval (pure JAX).
+
+    Args:
+        pm: the generated model (control layout, spin signs, tilting hinges).
+        platform: the vehicle (rotor speed bounds, angle signs).
+        actuators: the flight's motor and servo models.
+        motor_speed: ``(n,)`` the motor model's rotor speeds at the interval's start [rad/s].
+        angles: ``{"alpha": ..., "beta": ...}`` the servo models' angles at the start [rad].
+        command: the held :class:`~jaxrotor.dynamics.RotorCommand`.
+        k: engine steps per interval (static). h: the engine step [s].
+
+    Returns:
+        ``(ctrl (k, nu), motor_speed (n,), angles, u_first (n,), speed_first (n,))``: the controls of each
+        step, the motor and servo states at the interval's end (Euler at ``h``), and the applied inputs
+        and motor speeds of the first step.
+    """
+    n = platform.n_rotors
+    sign = jnp.asarray(pm.spin_sign, dtype=motor_speed.dtype)
+    w = motor_speed
+    rows = []
+    u_first = w_first = None
+    for _ in range(k):
+        u_j, w_j, w_dot = actuators.motor.applied(platform, w, command.u)
+        u_first = u_j if u_first is None else u_first
+        w_first = w_j if w_first is None else w_first
+        parts = [u_j]
+        if pm.options.spin:
+            parts.append(sign * w_j)
+        new_angles = {}
+        for key in TILT_ANGLES:
+            current = angles[key]
+            if key in pm.ctrl_tilt:
+                a_j, a_dot = actuators.servo.applied(current, jnp.broadcast_to(getattr(command, key), current.shape))
+                per = per_rotor_angles(platform, **{key: a_j})[TILT_ANGLES.index(key)]
+                parts.append(jnp.broadcast_to(per, (n,)))
+                new_angles[key] = current + h * a_dot
+            else:
+                new_angles[key] = current
+        rows.append(jnp.concatenate(parts))
+        angles = new_angles
+        w = w + h * w_dot
+    return jnp.stack(rows), w, angles, u_first, w_first
+
+
+def hinge_load(qfrc_bias, qfrc_actuator, actuator_force, ctrl: slice, dof):
+    """``(n,)`` torque [N m] the tilt servos of one angle set must add to hold their hinges.
+
+    The bias force (gravity, Coriolis and centrifugal terms) on the hinge dofs minus what the other
+    actuators apply there, from the engine's last evaluation (``qfrc_bias``, ``qfrc_actuator`` less
+    the servos' own ``actuator_force``). The plants add ``load / k_p`` to each servo target (a load
+    feed-forward, as a servo's current loop does), so a position servo of finite stiffness ``k_p``
+    does not sag under the weight of its motor and propeller. NumPy or JAX arrays.
+    """
+    return qfrc_bias[dof] - (qfrc_actuator[dof] - actuator_force[ctrl])
+
+
+def com_wrench(xmat, offset_b, f, xp=np):
+    """``(6,)`` ``xfrc_applied`` row for the world force ``f`` [N] acting at the point ``offset_b`` [m] from the
+    body's own centre of mass (body frame, ``xmat`` its ``(9,)`` rotation): the force and the moment ``r x f``,
+    ``r = R offset_b``. ``xp``: ``numpy`` or ``jax.numpy``."""
+    r = xmat.reshape(3, 3) @ offset_b
+    moment = [r[1] * f[2] - r[2] * f[1], r[2] * f[0] - r[0] * f[2], r[0] * f[1] - r[1] * f[0]]
+    return xp.concatenate([f, xp.stack(moment)])
+
+
+def _hinge_angles(platform: Platform, pm: PhysicsModel, qpos, alpha, beta, xp=np):
+    """The tilt angles the engine's hinges have, in the shape of ``platform.alpha`` / ``beta`` [rad].
+
+    For each tilting angle set the hinge positions ``q_i`` are the per-rotor angles; an interdependent
+    (scalar) angle is recovered as ``mean_i(sign_i q_i)`` (``sign_i`` the platform's ``alpha_sign`` /
+    ``beta_sign``), the inverse of :func:`~jaxrotor.design.platform.per_rotor_angles`. Angle sets
+    without hinges keep the given ``alpha``, ``beta``.
+    """
+    out = {"alpha": alpha, "beta": beta}
+    for key, adr in pm.tilt_qpos.items():
+        q = qpos[adr]
+        if np.ndim(getattr(platform, key)) == 0:
+            sign = xp.asarray(np.asarray(getattr(platform, f"{key}_sign"), dtype=float))
+            q = xp.atleast_1d(xp.mean(sign * q))
+        out[key] = q.reshape(np.shape(out[key]))
+    return out["alpha"], out["beta"]
+
+
+class _PhysicsPlant(AbstractPlant):
+    """What the MJX and MuJoCo C plants share: the model, its options and the control timing."""
+
+    parts: Parts | None = None
+    spin_propellers: bool = eqx.field(static=True, default=True)
+    timestep: float = eqx.field(static=True, default=1e-3)
+    controller_knows_engine: bool = eqx.field(static=True, default=True)
+    floor: bool = eqx.field(static=True, default=True)
+    integrator: str = eqx.field(static=True, default="rk4")
+    model: _Static | None = eqx.field(static=True, default=None)
+
+    def __check_init__(self):
+        if not (isinstance(self.timestep, (int, float)) and np.isfinite(self.timestep) and self.timestep > 0):
+            raise ValueError(f"{type(self).__name__} parameter `timestep` = {self.timestep!r} is invalid: it must be "
+                             "> 0 s. Fix: pass e.g. 1e-3.")
+
+    @property
+    def options(self) -> ModelOptions:
+        """The engine options of the generated model."""
+        return ModelOptions(timestep=self.timestep, spin=self.spin_propellers, floor=self.floor,
+                            integrator=self.integrator)
+
+    def physics_model(self, platform: Platform) -> PhysicsModel:
+        """The generated model (built from ``parts``, or the platform's default parts, when not given)."""
+        if self.model is not None:
+            return self.model.value
+        parts = self.parts if self.parts is not None else default_parts(platform)
+        return build_model(platform, parts, self.options)
+
+    def with_model(self, pm: PhysicsModel):
+        """This plant flying the already built model ``pm`` (its options replace this plant's)."""
+        o = pm.options
+        return dataclasses.replace(self, parts=pm.parts, spin_propellers=o.spin, timestep=o.timestep, floor=o.floor,
+                                   integrator=o.integrator, model=_Static(pm))
+
+    def prepare(self, platform: Platform):
+        """This plant with its model built from the concrete ``platform`` (once, before compiling)."""
+        return self if self.model is not None else self.with_model(self.physics_model(platform))
+
+    def control_rate(self, flight: Flight) -> float:
+        """``flight.control_rate``, or one tick per engine step (``1 / timestep``) when it is ``None``."""
+        return 1.0 / self.timestep if flight.control_rate is None else flight.control_rate
+
+    def check(self, platform, controller, flight):
+        whole_steps(1.0 / self.control_rate(flight), self.timestep, type(self).__name__, "timestep")
+
+    def steps(self, flight: Flight) -> int:
+        """Engine steps per control interval."""
+        return whole_steps(1.0 / self.control_rate(flight), self.timestep, type(self).__name__, "timestep")
+
+    def controller_platform(self, platform, plant_state):
+        pm = self.model.value
+        return pm.physics_platform() if self.controller_knows_engine else platform
+
+
+# --------------------------------------------------------------------------- MJX
+
+
+class MJXPlantState(eqx.Module):
+    """The MJX plant's state (a pytree).
+
+    Attributes:
+        data: the ``mjx.Data``.
+        motor_speed: ``(n,)`` the motor model's rotor speeds [rad/s].
+        alpha, beta: the servo models' angles [rad].
+        applied: the :class:`~jaxrotor.plant.PlantOutputs` at the start of the last interval.
+        platform, actuators, wind: the vehicle and the flight's actuator and wind models.
+        steps: engine steps per control interval (static).
+    """
+
+    data: mjx.Data
+    motor_speed: jax.Array
+    alpha: jax.Array
+    beta: jax.Array
+    applied: PlantOutputs
+    platform: Platform
+    actuators: Actuators
+    wind: Wind | None
+    steps: int = eqx.field(static=True)
+
+
+def _mjx_contact_force(m: mjx.Model, d: mjx.Data, geom_bodyid: np.ndarray):
+    """``(3,)`` total force of all contacts on the vehicle, world frame [N] (as :func:`contact_force` for C)."""
+    from mujoco.mjx._src import support
+
+    contact = d._impl.contact
+    total = jnp.zeros(3, d.qpos.dtype)
+    for i in range(contact.dist.shape[0]):
+        f6 = support.contact_force(m, d, i)
+        f_w = contact.frame[i].T @ f6[:3]
+        on_floor = jnp.asarray(geom_bodyid)[contact.geom1[i]] == 0
+        total = total + jnp.where(on_floor, f_w, -f_w)
+    return total
+
+
+class MJXPlant(_PhysicsPlant):
+    """The multibody model of the vehicle's parts under MJX: jit, vmap and grad over every array leaf.
+
+    Attributes:
+        parts: the vehicle's :class:`~jaxrotor.physics.parts.Parts` (``None``: the platform's default parts).
+        spin_propellers: propellers spin on hinges (gyroscopic and spin-up torques) or are welded.
+        timestep: the engine step [s]; the control period is a whole number of them.
+        controller_knows_engine: the flight computer uses the engine's mass and inertia.
+        floor: the model has a floor plane.
+        integrator: the engine's integrator (``"rk4"``, ``"euler"``, ``"implicitfast"``, ...).
+        mjx_model: the ``mjx.Model`` to fly (``None``: put from the generated model); pass one to
+            ``vmap`` or differentiate with respect to its leaves (``body_mass``, ``actuator_gear``, ...).
+    """
+
+    name: ClassVar[str] = "MJX"
+    mjx_model: mjx.Model | None = None
+
+    def prepare(self, platform: Platform) -> MJXPlant:
+        """This plant with its model built (host side, concrete ``platform``) and put on the device."""
+        plant = super().prepare(platform)
+        m = self.mjx_model if self.mjx_model is not None else mjx.put_model(plant.model.value.model)
+        return dataclasses.replace(plant, mjx_model=m)
+
+    def init(self, platform, flight, key=None) -> MJXPlantState:
+        pm, m = self.model.value, self.mjx_model
+        state0 = flight.initial_state(platform)
+        dtype = state0.p.dtype
+        with jax.ensure_compile_time_eval():  # host NumPy of the concrete model, inside a trace
+            qpos0 = pm.initial_qpos()
+        qpos = jnp.asarray(qpos0, dtype).at[0:3].set(state0.p).at[3:7].set(so3.rot_to_quat(state0.R))
+        angles = dict(zip(TILT_ANGLES, per_rotor_angles(platform, state0.alpha, state0.beta)))
+        for name, adr in pm.tilt_qpos.items():
+            qpos = qpos.at[adr].set(angles[name])
+        qvel = jnp.zeros(m.nv, dtype).at[0:3].set(state0.v).at[3:6].set(state0.omega)
+        if pm.options.spin:
+            qvel = qvel.at[pm.spin_qvel].set(jnp.asarray(pm.spin_sign, dtype) * state0.rotor_speed)
+        d = mjx.forward(m, mjx.make_data(m).replace(qpos=qpos, qvel=qvel))
+        n = platform.n_rotors
+        a, b = _hinge_angles(platform, pm, d.qpos, state0.alpha, state0.beta, xp=jnp)
+        applied = PlantOutputs(accel=d.qacc[0:3], angular_accel=d.qacc[3:6], u=state0.rotor_speed**2,
+                               rotor_speed=self._spin_speed(d, n), alpha=a, beta=b,
+                               contact_force=jnp.zeros(3, dtype), motor_speed=state0.rotor_speed)
+        return MJXPlantState(data=d, motor_speed=state0.rotor_speed, alpha=jnp.asarray(state0.alpha, dtype),
+                             beta=jnp.asarray(state0.beta, dtype), applied=applied, platform=platform,
+                             actuators=flight.actuators, wind=flight.wind, steps=self.steps(flight))
+
+    def _spin_speed(self, d, n):
+        pm = self.model.value
+        return jnp.abs(d.qvel[pm.spin_qvel]) if pm.options.spin else jnp.zeros(n, d.qpos.dtype)
+
+    def step(self, plant_state: MJXPlantState, plant_input: PlantInput, dt) -> MJXPlantState:
+        ps, pm, m = plant_state, self.model.value, self.mjx_model
+        platform = ps.platform
+        ctrl, w, angles, u_first, w_first = engine_controls(
+            pm, platform, ps.actuators, ps.motor_speed, {"alpha": ps.alpha, "beta": ps.beta}, plant_input.command,
+            ps.steps, pm.options.timestep)
+        frame = mujoco.mj_name2id(pm.model, mujoco.mjtObj.mjOBJ_BODY, "frame")
+        offset_b = -jnp.asarray(pm.model.body_ipos[frame], ps.data.qpos.dtype)
+        servo_ff = [(pm.ctrl_tilt[key], pm.tilt_qvel[key], jnp.asarray(pm.model.actuator_gainprm[pm.ctrl_tilt[key], 0]))
+                    for key in pm.ctrl_tilt]
+
+        def engine_step(d, row):
+            for sl, dof, kp in servo_ff:
+                row = row.at[sl].add(hinge_load(d.qfrc_bias, d.qfrc_actuator, d.actuator_force, sl, dof) / kp)
+            f = external_force(ps.wind, d.qvel[0:3], plant_input.air, plant_input.force)
+            xfrc = jnp.zeros_like(d.xfrc_applied).at[frame].set(com_wrench(d.xmat[frame].reshape(9), offset_b, f,
+                                                                           xp=jnp))
+            return mjx.step(m, d.replace(ctrl=row, xfrc_applied=xfrc))
+
+        d0 = ps.data
+
+        def one(carry, xs):
+            d, first = carry
+            row, i = xs
+            d = engine_step(d, row)
+            seen = (d.qacc[0:6], _mjx_contact_force(m, d, pm.model.geom_bodyid))  # the first step's: at its start
+            first = jax.tree_util.tree_map(lambda a, b: jnp.where(i == 0, b, a), first, seen)
+            return (d, first), None
+
+        zeros = (jnp.zeros(6, d0.qpos.dtype), jnp.zeros(3, d0.qpos.dtype))
+        (d_end, (acc, contact)), _ = jax.lax.scan(one, (d0, zeros), (ctrl, jnp.arange(ctrl.shape[0])))
+        a, b = _hinge_angles(platform, pm, d0.qpos, ps.alpha, ps.beta, xp=jnp)
+        applied = PlantOutputs(accel=acc[0:3], angular_accel=acc[3:6], u=u_first,
+                               rotor_speed=self._spin_speed(d0, platform.n_rotors), alpha=a, beta=b,
+                               contact_force=contact, motor_speed=w_first)
+        moving = dt > 0  # dt = 0 (the last tick): record what is applied, advance nothing
+        keep = lambda new, old: jax.tree_util.tree_map(lambda x, y: jnp.where(moving, x, y), new, old)
+        return eqx.tree_at(lambda s: (s.data, s.motor_speed, s.alpha, s.beta, s.applied), ps,
+                           (keep(d_end, d0), keep(w, ps.motor_speed), keep(angles["alpha"], ps.alpha),
+                            keep(angles["beta"], ps.beta), applied))
+
+    def read(self, plant_state: MJXPlantState) -> PlantReading:
+        ps, pm = plant_state, self.model.value
+        d = ps.data
+        a, b = _hinge_angles(ps.platform, pm, d.qpos, ps.alpha, ps.beta, xp=jnp)
+        state = VehicleState(p=d.qpos[0:3], v=d.qvel[0:3], R=so3.quat_to_rot(d.qpos[3:7]), omega=d.qvel[3:6],
+                             rotor_speed=ps.motor_speed, alpha=a.reshape(jnp.shape(ps.alpha)),
+                             beta=b.reshape(jnp.shape(ps.beta)))
+        ok = jnp.all(jnp.isfinite(d.qpos)) & jnp.all(jnp.isfinite(d.qvel))
+        return PlantReading(state=state, applied=ps.applied, ok=ok)
+
+    def steps_per_tick(self, plant_state) -> int:
+        return plant_state.steps
+
+
+# --------------------------------------------------------------------------- MuJoCo C
+
+
+class _HostState:
+    """The MuJoCo C plant's state on the host: the engine data (mutated in place by each step), the motor and
+    servo model states ``actuators = [motor speeds (n), alpha, beta]``, what was applied at the start of the
+    last interval (``(accel, angular_accel, u, rotor_speed, alpha, beta, contact_force, motor_speed)``,
+    NumPy) and whether the engine stayed healthy."""
+
+    __slots__ = ("data", "actuators", "applied", "ok", "context")
+
+    def __init__(self, data, actuators, applied, ok, context):
+        self.data, self.actuators, self.applied, self.ok, self.context = data, actuators, applied, ok, context
+
+
+def contact_force(model: mujoco.MjModel, data: mujoco.MjData) -> np.ndarray:
+    """``(3,)`` total force of all contacts on the vehicle, world frame [N] (``mj_contactForce``, rotated by each
+    contact frame; the floor is each contact's first geom, so the force acts on the second)."""
+    total = np.zeros(3)
+    if data.ncon == 0:
+        return total
+    f6 = np.zeros(6)
+    for i in range(data.ncon):
+        c = data.contact[i]
+        mujoco.mj_contactForce(model, data, i, f6)
+        f_w = np.asarray(c.frame).reshape(3, 3).T @ f6[:3]
+        total += f_w if model.geom_bodyid[c.geom1] == 0 else -f_w
+    return total
+
+
+def _quat_to_rot(q: np.ndarray) -> np.ndarray:
+    """:func:`jaxrotor.so3.quat_to_rot` in NumPy (the host plant's reading)."""
+    q = q / np.linalg.norm(q)
+    w, x, y, z = q
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
+    """The multibody model of the vehicle's parts on the MuJoCo C engine, stepped on the host.
+
+    The same model, controls, servo feed-forward and external force as :class:`MJXPlant` (module
+    docstring); :func:`jaxrotor.fly` drives it from the host with the compiled tick fused with
+    :func:`engine_controls` (one call per control period) and ``k`` calls of ``mujoco.mj_step``
+    (:mod:`jaxrotor.host`). Not jittable; the numerical reference of :class:`MJXPlant`. Attributes
+    as :class:`MJXPlant` (without ``mjx_model``), and
+
+    Attributes:
+        share_compilation: compile the tick once for flights that differ only in array values (the
+            members of a randomized batch, another gain set): the flight computer's arrays are passed at
+            each call instead of compiled in (about twice the per-tick cost, one compilation saved per
+            flight). For many short flights.
+    """
+
+    name: ClassVar[str] = "MuJoCo C"
+    share_compilation: bool = eqx.field(static=True, default=False)
+
+    def compile_shared(self) -> bool:
+        return self.share_compilation
+
+    def init(self, platform, flight, key=None) -> _HostState:
+        plant = self.prepare(platform)
+        pm = plant.model.value
+        m = pm.model
+        d = mujoco.MjData(m)
+        s0 = jax.tree_util.tree_map(lambda a: np.asarray(a, dtype=float), flight.initial_state(platform))
+        qpos = pm.initial_qpos()
+        qpos[0:3] = s0.p
+        qpos[3:7] = np.asarray(so3.rot_to_quat(s0.R), dtype=float)
+        d.qpos[:] = qpos
+        d.qvel[0:3] = s0.v
+        d.qvel[3:6] = s0.omega
+        if pm.options.spin:
+            d.qvel[pm.spin_qvel] = pm.spin_sign * s0.rotor_speed
+        for name, adr in pm.tilt_qpos.items():
+            ang = dict(zip(TILT_ANGLES, per_rotor_angles(platform, s0.alpha, s0.beta)))[name]
+            d.qpos[adr] = np.asarray(ang, dtype=float)
+        mujoco.mj_forward(m, d)
+        n, k = platform.n_rotors, plant.steps(flight)
+        frame = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "frame")
+        a_shape, b_shape = np.shape(platform.alpha), np.shape(platform.beta)
+        wind = None if flight.wind is None else jax.tree_util.tree_map(lambda x: np.asarray(x, dtype=float),
+                                                                         flight.wind)
+        sizes = (n, int(np.prod(a_shape)), int(np.prod(b_shape)))
+        context = dict(pm=pm, k=k, nu=m.nu, n=n, frame=frame, offset_b=-np.asarray(m.body_ipos[frame], dtype=float),
+                       sizes=sizes, wind=wind, platform=platform, actuators=flight.actuators, a_shape=a_shape,
+                       b_shape=b_shape, servo_ff=[(pm.ctrl_tilt[key], pm.tilt_qvel[key],
+                                                  np.array(m.actuator_gainprm[pm.ctrl_tilt[key], 0]))
+                                                 for key in pm.ctrl_tilt])
+        a, b = _hinge_angles(platform, pm, d.qpos, np.asarray(s0.alpha), np.asarray(s0.beta))
+        applied = (d.qacc[0:3].copy(), d.qacc[3:6].copy(), s0.rotor_speed**2, self._spin_speed(pm, d, n), a, b,
+                   contact_force(m, d), s0.rotor_speed)
+        actuators = np.concatenate([s0.rotor_speed, np.ravel(s0.alpha), np.ravel(s0.beta)])
+        return _HostState(d, actuators, applied, True, context)
+
+    @staticmethod
+    def _spin_speed(pm, d, n):
+        return np.abs(d.qvel[pm.spin_qvel]) if pm.options.spin else np.zeros(n)
+
+    def controller_platform(self, platform, plant_state):
+        pm = plant_state.context["pm"]
+        return pm.physics_platform() if self.controller_knows_engine else platform
+
+    def steps_per_tick(self, plant_state) -> int:
+        return plant_state.context["k"]
+
+    def actuation(self, plant_state: _HostState):
+        c = plant_state.context
+        pm, k, (n, na, nb) = c["pm"], c["k"], c["sizes"]
+        a_shape, b_shape = c["a_shape"], c["b_shape"]
+
+        def actuate(args, act_x, plant_input: PlantInput):
+            platform, actuators = args
+            angles = {"alpha": act_x[n:n + na].reshape(a_shape), "beta": act_x[n + na:].reshape(b_shape)}
+            ctrl, w, ang, u_first, w_first = engine_controls(pm, platform, actuators, act_x[:n], angles,
+                                                             plant_input.command, k, pm.options.timestep)
+            return jnp.concatenate([ctrl.ravel(), w, ang["alpha"].ravel(), ang["beta"].ravel(), u_first, w_first,
+                                    plant_input.air, plant_input.force])
+
+        return (c["platform"], c["actuators"]), actuate
+
+    def actuator_vector(self, plant_state: _HostState):
+        return plant_state.actuators
+
+    def advance(self, plant_state: _HostState, drive, dt) -> _HostState:
+        ps, c = plant_state, plant_state.context
+        pm, d = c["pm"], plant_state.data
+        m = pm.model
+        k, nu, (n, na, nb) = c["k"], c["nu"], c["sizes"]
+        ctrl = drive[:k * nu].reshape(k, nu)
+        rest = drive[k * nu:]
+        u_first, w_first = rest[n + na + nb:2 * n + na + nb], rest[2 * n + na + nb:3 * n + na + nb]
+        air, force = rest[3 * n + na + nb:3 * n + na + nb + 3], rest[3 * n + na + nb + 3:]
+        a_now, b_now = self._angles(ps)
+        speed_now = self._spin_speed(pm, d, n)
+        frame, offset_b, wind = c["frame"], c["offset_b"], c["wind"]
+        record = None
+        if wind is None:  # the external force is the held disturbance: set once for the interval
+            d.xfrc_applied[frame] = com_wrench(d.xmat[frame], offset_b, force)
+        for j, row in enumerate(ctrl if dt > 0 else ctrl[:1]):
+            d.ctrl[:] = row
+            for sl, dof, kp in c["servo_ff"]:
+                d.ctrl[sl] = row[sl] + hinge_load(d.qfrc_bias, d.qfrc_actuator, d.actuator_force, sl, dof) / kp
+            if wind is not None:  # the drag follows the engine's velocity at every step
+                f = external_force(wind, d.qvel[0:3], air, force, norm=np.linalg.norm)
+                d.xfrc_applied[frame] = com_wrench(d.xmat[frame], offset_b, f)
+            if dt > 0:
+                mujoco.mj_step(m, d)
+            else:  # the last tick: what the command applies now, nothing advances
+                mujoco.mj_forward(m, d)
+            if j == 0:
+                record = (d.qacc[0:6].copy(), contact_force(m, d))
+        applied = (record[0][0:3], record[0][3:6], u_first, speed_now, a_now, b_now, record[1], w_first)
+        ok = d.warning[mujoco.mjtWarning.mjWARN_BADQACC].number == 0
+        return _HostState(d, rest[:n + na + nb] if dt > 0 else ps.actuators, applied, ok, c)
+
+    @staticmethod
+    def _angles(ps: _HostState):
+        c = ps.context
+        n, na, _ = c["sizes"]
+        return _hinge_angles(c["platform"], c["pm"], ps.data.qpos, ps.actuators[n:n + na].reshape(c["a_shape"]),
+                             ps.actuators[n + na:].reshape(c["b_shape"]))
+
+    def state_vector(self, plant_state: _HostState):
+        d = plant_state.data
+        a, b = self._angles(plant_state)
+        return np.concatenate([d.qpos[0:7], d.qvel[0:6], plant_state.actuators[:plant_state.context["n"]],
+                               np.ravel(a), np.ravel(b)])
+
+    def state_from_vector(self, plant_state: _HostState, x):
+        c = plant_state.context
+        n, na, nb = c["sizes"]
+        return VehicleState(p=x[0:3], v=x[7:10], R=so3.quat_to_rot(x[3:7]), omega=x[10:13], rotor_speed=x[13:13 + n],
+                            alpha=x[13 + n:13 + n + na].reshape(c["a_shape"]),
+                            beta=x[13 + n + na:13 + n + na + nb].reshape(c["b_shape"]))
+
+    def read(self, plant_state: _HostState) -> PlantReading:
+        ps = plant_state
+        d = ps.data
+        a, b = self._angles(ps)
+        n = ps.context["n"]
+        state = VehicleState(p=d.qpos[0:3].copy(), v=d.qvel[0:3].copy(), R=_quat_to_rot(d.qpos[3:7].copy()),
+                             omega=d.qvel[3:6].copy(), rotor_speed=ps.actuators[:n].copy(), alpha=np.asarray(a),
+                             beta=np.asarray(b))
+        names = ("accel", "angular_accel", "u", "rotor_speed", "alpha", "beta", "contact_force", "motor_speed")
+        return PlantReading(state=state, applied=PlantOutputs(**dict(zip(names, ps.applied))), ok=np.asarray(ps.ok))
