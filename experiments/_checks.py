@@ -24,7 +24,7 @@ from typing import Any
 
 OPS = {"<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt, "==": operator.eq}
 
-# the line printed for each check; tests/test_experiments.py parses it with this pattern
+# the line printed for each check; tests/artifacts/test_experiments.py parses it with this pattern
 LINE_PATTERN = (r"^check (?P<name>.+): (?P<status>PASS|FAIL) "
                 r"\(measured (?P<measured>\S+), target (?P<op><=|>=|<|>|==) (?P<target>\S+)\)")
 

@@ -8,7 +8,7 @@ Three tables, each between ``<!-- BEGIN generated: NAME -->`` and
   the cant sign pattern flipped, and three spin-direction patterns -- whether a
   tilted hexarotor survives a rotor loss depends on how the cant signs pair with
   the spin directions, so it is tabulated here in jaxrotor's sign convention;
-* ``test-designs``: the designs of ``tests/test_analysis.py`` with known answers.
+* ``test-designs``: the designs of ``tests/unit/analysis/test_analysis.py`` with known answers.
 
 Usage::
 
@@ -111,7 +111,7 @@ def sign_pattern_table() -> str:
 
 
 def test_designs() -> list[tuple[str, object]]:
-    """The hand-checked designs of tests/test_analysis.py."""
+    """The hand-checked designs of tests/unit/analysis/test_analysis.py."""
     same = x_layout(4, 0.25, mass=1.5, c_f=CF, c_tau=CT, kappa=[1.0] * 4, hub_mass=0.08, rotor_speed_max=700.0,
                     name="same_spin_quad")
     pair = explicit_platform([[0.0, 0.3, 0.0], [0.0, -0.3, 0.0]], mass=2.0, c_f=CF, c_tau=CT, kappa=[-1.0, 1.0],

@@ -4,10 +4,19 @@ The persistent XLA compilation cache is shared by the pytest-xdist workers and b
 subprocess a test starts (experiments, CLI runs inherit ``JAX_COMPILATION_CACHE_DIR``), so a
 flight compiled once is not compiled again in another process. Set the variable yourself to
 use another folder.
+
+The suite is laid out as ``unit/`` (mirrors ``jaxrotor/``, fast), ``integration/`` (whole flights, layers
+against each other, the CLI, several processes) and ``artifacts/`` (docs blocks, the docs site, the wheel,
+the experiment scripts). This folder is put on ``sys.path`` so the shared helper modules (``npref``) import
+from every subfolder.
 """
 
 import os
+import sys
 import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 os.environ.setdefault("JAX_ENABLE_X64", "1")
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", os.path.join(tempfile.gettempdir(), f"jaxrotor-tests-xla-{os.getuid()}"))
