@@ -55,10 +55,10 @@ import dataclasses
 import jax
 
 from .. import registry
-from ..discrete import control_schedule
 from ..randomize import Randomization
 from ..registry import Option
 from ..sensors import Sensors
+from ..tick import control_schedule
 from ..wind import Wind
 from .toml import Table
 
