@@ -58,7 +58,7 @@ from .. import registry
 from ..randomize import Randomization
 from ..registry import Option
 from ..sensors import Sensors
-from ..tick import control_schedule
+from ..tick import control_schedule, whole_steps
 from ..wind import Wind
 from .toml import Table
 
@@ -119,8 +119,13 @@ def flight_tables(top: Table, flight):
                         "Fix: add [control] with rate = 500.0 (Hz) and a fixed-step [solver] dt dividing 1 / rate.")
     flight = dataclasses.replace(flight, control_rate=rate, sensors=sensors, wind=wind,
                                  key=jax.random.PRNGKey(seed))
+    if flight.integrator.adaptive:
+        raise c.fail("rate", rate, "the discrete-rate loop steps the [solver] a whole number of fixed steps per "
+                     "control period, but `solver.adaptive` = true", "set adaptive = false and dt = 1 / rate / n "
+                     f"in [solver], e.g. dt = {1.0 / rate:g}")
     try:
         control_schedule(flight)
+        whole_steps(1.0 / rate, flight.integrator.dt, "Flight", "integrator.dt")  # the analytic plant's step
     except ValueError as err:
         raise c.fail("rate", rate, f"{err}".rstrip("."), "make 1 / rate a whole number of [solver] dt steps, the "
                      "horizon and [flight] save_dt whole numbers of control periods") from None
