@@ -126,9 +126,10 @@ def flight_tables(top: Table, flight):
     try:
         control_schedule(flight)
         whole_steps(1.0 / rate, flight.integrator.dt, "Flight", "integrator.dt")  # the analytic plant's step
-    except ValueError as err:
-        raise c.fail("rate", rate, f"{err}".rstrip("."), "make 1 / rate a whole number of [solver] dt steps, the "
-                     "horizon and [flight] save_dt whole numbers of control periods") from None
+    except ValueError as err:  # its own fix, else the general one
+        why, _, fix = str(err).partition(" Fix: ")
+        raise c.fail("rate", rate, why.rstrip("."), fix.rstrip(".") or "make 1 / rate a whole number of [solver] dt "
+                     "steps, the horizon and [flight] save_dt whole numbers of control periods") from None
     return flight
 
 
