@@ -30,9 +30,9 @@ measured on 45 s: 2.4e-6 and 6.2e-6). Writes ``benchmark_gradients.json`` into O
 
 The fixed-step flight runs on the ``lax.scan`` loop of
 :func:`jaxrotor.integrate.integrate_fixed_step` (stages in a scan; in reverse mode each
-save interval, here one step, is recomputed from its stored state: ``checkpoint="auto"``); ``--loop diffeqsolve`` times the same flight
-through ``diffrax.diffeqsolve`` (its recursive-checkpoint adjoint), ``--no-checkpoint``
-stores every stage's intermediates instead of recomputing, ``--unroll`` writes the
+save interval, here one step, is recomputed from its stored state: ``checkpoint=AutoCheckpoint()``); ``--loop diffeqsolve``
+times the same flight through ``diffrax.diffeqsolve`` (its recursive-checkpoint adjoint), ``--no-checkpoint``
+stores every stage's intermediates instead of recomputing (``NoCheckpoint()``), ``--unroll`` writes the
 stages out (``Integrator(unroll=True)``). ``--compare`` instead times every entry of
 :data:`VARIANTS` (what reverse mode stores: each step recomputed, every stage stored,
 each save interval recomputed, a ``jax.checkpoint`` policy; stages in a scan or
@@ -118,16 +118,16 @@ def bench(problem, repeats):
 
 
 #: integrator settings compared by ``--compare`` (the fixed-step ``lax.scan`` loop): what reverse mode stores
-#: (``checkpoint``) and whether the stages are written out (``unroll``)
+#: (the ``checkpoint`` strategy) and whether the stages are written out (``unroll``)
 VARIANTS = {
     "default (auto: interval here)": {"unroll": False},
-    "step recomputed, stage scan": {"checkpoint": "step", "unroll": False},
-    "stages stored, stage scan": {"checkpoint": False, "unroll": False},
-    "save interval recomputed": {"checkpoint": "interval", "unroll": False},
-    "step recomputed, dots saved": {"checkpoint": "step", "unroll": False,
-                                    "checkpoint_policy": "dots_with_no_batch_dims_saveable"},
-    "step recomputed, unrolled": {"checkpoint": "step", "unroll": True},
-    "stages stored, unrolled": {"checkpoint": False, "unroll": True},
+    "step recomputed, stage scan": {"checkpoint": jr.StepCheckpoint(), "unroll": False},
+    "stages stored, stage scan": {"checkpoint": jr.NoCheckpoint(), "unroll": False},
+    "save interval recomputed": {"checkpoint": jr.IntervalCheckpoint(), "unroll": False},
+    "step recomputed, dots saved": {"checkpoint": jr.StepCheckpoint(policy="dots_with_no_batch_dims_saveable"),
+                                    "unroll": False},
+    "step recomputed, unrolled": {"checkpoint": jr.StepCheckpoint(), "unroll": True},
+    "stages stored, unrolled": {"checkpoint": jr.NoCheckpoint(), "unroll": True},
 }
 
 
@@ -157,7 +157,8 @@ def compare(kind, t1, repeats, names):
     base = runs[names[0]]
     out = {}
     for name, r in runs.items():
-        out[name] = {"settings": VARIANTS[name], "compile_forward_cpu_s": r["compile_forward_cpu_s"],
+        settings = {k: v if isinstance(v, bool) else repr(v) for k, v in VARIANTS[name].items()}  # strategies by repr
+        out[name] = {"settings": settings, "compile_forward_cpu_s": r["compile_forward_cpu_s"],
                      "compile_gradient_cpu_s": r["compile_gradient_cpu_s"], "forward_s": r["forward_s"],
                      "gradient_s": r["gradient_s"], "ratio": r["gradient_s"] / r["forward_s"],
                      "ratio_to_default_forward": r["gradient_s"] / base["forward_s"],
@@ -233,7 +234,8 @@ def main(argv=None) -> int:
     results, problems = {}, {}
     print(f"{'set-up':<10} {'compile fwd':>12} {'compile grad':>13} {'(cpu fwd':>9} {'grad)':>7} {'forward':>10} "
           f"{'gradient':>10} {'ratio':>7}")
-    integ = {"scan": args.loop == "scan", "checkpoint": False if args.no_checkpoint else "auto", "unroll": args.unroll}
+    integ = {"scan": args.loop == "scan", "checkpoint": jr.NoCheckpoint() if args.no_checkpoint else jr.AutoCheckpoint(),
+             "unroll": args.unroll}
     for kind in args.setups:
         problem = make_problem(kind, t1, **integ)
         r, fwd = bench(problem, repeats)

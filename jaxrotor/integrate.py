@@ -12,7 +12,12 @@ Two modes, chosen statically by :class:`Integrator`:
   (the diffrax solver inside two nested ``lax.scan``; measured 1.5-2x cheaper per
   step under ``vmap`` than the ``diffeqsolve`` loop, and 2.5x for reverse mode) or, with
   ``Integrator(scan=False)``, by ``diffrax.diffeqsolve`` with ``StepTo``; both take
-  the same steps and agree to rounding.
+  the same steps and agree to rounding. :func:`fixed_steps` takes a given number of such
+  steps from a (possibly traced) start time, for a plant stepped between two control instants.
+
+What reverse mode stores in a fixed-step solve is chosen by a strategy object,
+``Integrator(checkpoint=...)``: :class:`AutoCheckpoint` (default), :class:`StepCheckpoint`,
+:class:`IntervalCheckpoint`, :class:`NoCheckpoint`, or a user's own :class:`AbstractCheckpoint`.
 
 Failures never raise inside compiled code (``throw=False``); the diffrax result
 code comes back so a caller can flag the run (see ``Trajectory.diverged``).
@@ -276,6 +281,20 @@ def tolerances(integrator: Integrator, dtype) -> tuple[float, float]:
 class Integrator(eqx.Module):
     """How to integrate: solver, step control, tolerances and reverse-mode storage (all static).
 
+    Which integration path honours which option (a path ignores every option it does not name):
+
+    * adaptive, ``diffrax.diffeqsolve`` (``adaptive=True``): ``solver``, ``dt`` (the first trial
+      step), ``rtol``, ``atol``, ``max_steps``; reverse mode through diffrax's
+      ``RecursiveCheckpointAdjoint`` (``checkpoint``, ``scan`` and ``unroll`` play no part);
+    * fixed step in ``lax.scan`` (``adaptive=False``, ``scan=True``: :func:`integrate_fixed_step`):
+      ``solver``, ``dt``, ``checkpoint``, ``unroll`` (explicit Runge-Kutta solvers only); no
+      tolerance, and the step count is the grid's (``rtol``, ``atol``, ``max_steps`` play no part);
+    * fixed step through ``diffeqsolve`` with ``StepTo`` (``adaptive=False``, ``scan=False``):
+      ``solver``, ``dt``; the step budget is the grid's step count; reverse mode through diffrax's
+      adjoint (``rtol``, ``atol``, ``max_steps``, ``checkpoint``, ``unroll`` play no part);
+    * :func:`fixed_steps` (a given number of steps of a given ``dt``, e.g. a plant between two
+      control instants): ``solver``, ``checkpoint``, ``unroll`` (the others play no part).
+
     Attributes:
         solver: a diffrax solver; default ``Tsit5`` (5th order, embedded error estimate).
         adaptive: adaptive step size (``True``) or a fixed step ``dt``.
@@ -290,7 +309,7 @@ class Integrator(eqx.Module):
             (:func:`integrate_fixed_step`, the default: 1.5-2x faster under ``vmap``);
             ``False`` runs ``diffrax.diffeqsolve`` with ``StepTo`` (the same steps, the same
             numbers to rounding).
-        checkpoint: fixed step with ``scan`` only: what reverse mode stores, an
+        checkpoint: fixed step with ``scan`` (and :func:`fixed_steps`) only: what reverse mode stores, an
             :class:`AbstractCheckpoint` strategy. :class:`AutoCheckpoint` (default):
             :class:`IntervalCheckpoint` when no save interval holds more than
             :data:`AUTO_INTERVAL_STEPS` steps, else :class:`StepCheckpoint`;
@@ -308,25 +327,6 @@ class Integrator(eqx.Module):
             so compilation takes about twice as long); ``False`` (default) loops over them in a
             ``lax.scan`` (compiled once; measured 1.3-1.5x slower per step under ``vmap``).
             ``jaxrotor sweep`` and ``experiments/benchmark_batch.py`` unroll.
-
-    Which path honours which option (anything not listed is ignored by that path):
-
-    =============================================  ===================================================
-    path                                           options used
-    =============================================  ===================================================
-    adaptive ``diffeqsolve`` (``adaptive=True``)   ``solver``, ``dt`` (first trial step), ``rtol``,
-                                                   ``atol``, ``max_steps``; reverse mode through
-                                                   diffrax's ``RecursiveCheckpointAdjoint``
-    fixed-step scan (``adaptive=False``,           ``solver``, ``dt``, ``checkpoint``, ``unroll``
-    ``scan=True``: :func:`integrate_fixed_step`)   (explicit Runge-Kutta solvers only); the step
-                                                   count is the grid's, so no ``max_steps``
-    fixed-step ``StepTo`` (``adaptive=False``,     ``solver``, ``dt``; ``max_steps`` is the grid's
-    ``scan=False``: ``diffeqsolve``)               step count; reverse mode through diffrax's adjoint
-    :func:`fixed_steps` (a given number of steps)  ``solver``, ``checkpoint``, ``unroll``; the step
-                                                   is its ``dt`` argument
-    =============================================  ===================================================
-
-    ``rtol`` and ``atol`` matter only to the adaptive path (fixed steps have no tolerance).
     """
 
     solver: diffrax.AbstractSolver = diffrax.Tsit5()
