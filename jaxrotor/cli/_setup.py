@@ -7,6 +7,14 @@ the second ``jaxrotor simulate`` of a configuration skips XLA compilation. The f
 ``JAXROTOR_NO_CACHE=1`` turns it off; a cache folder set for JAX itself
 (``JAX_COMPILATION_CACHE_DIR``) is used as it is.
 
+JAX never writes a program that calls back into Python, and equinox's runtime checks
+(``eqx.error_if``: diffrax's check that the save times are ordered and inside
+``[t0, t1]``) are such callbacks unless ``EQX_ON_ERROR=nan``. With the cache on, a
+command therefore sets ``EQX_ON_ERROR=nan`` (unless it is set already): a failed check
+returns NaN, which the flight's divergence check reports (``DIVERGED``, exit status 1)
+instead of an exception; jaxrotor builds those save times itself and checks every
+configuration before compiling.
+
 Nothing here imports JAX at module level: ``jaxrotor --help`` stays fast.
 """
 
@@ -14,7 +22,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
 __all__ = ["NO_CACHE_ENV", "cache_dir", "configure_compilation_cache", "setup_jax"]
@@ -45,14 +53,16 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
     return base / "jaxrotor" / "xla"
 
 
-def configure_compilation_cache(environ: Mapping[str, str] | None = None) -> Path | None:
+def configure_compilation_cache(environ: MutableMapping[str, str] | None = None) -> Path | None:
     """Point JAX's persistent compilation cache at :func:`cache_dir` and cache every compiled program.
 
     Sets ``jax_compilation_cache_dir``, ``jax_persistent_cache_min_compile_time_secs = 0`` and
     ``jax_persistent_cache_min_entry_size_bytes = -1`` (no size floor), so even a short
-    flight's programs are written. Leaves JAX alone when ``JAXROTOR_NO_CACHE`` is set, when
-    JAX already has a cache folder (``JAX_COMPILATION_CACHE_DIR`` or an earlier
-    ``jax.config.update``), or when the folder cannot be created.
+    flight's programs are written, and ``EQX_ON_ERROR=nan`` in ``environ`` when it is unset
+    and equinox not yet imported (the module docstring says why). Leaves JAX alone when
+    ``JAXROTOR_NO_CACHE`` is set, when JAX already has a cache folder
+    (``JAX_COMPILATION_CACHE_DIR`` or an earlier ``jax.config.update``; only
+    ``EQX_ON_ERROR`` is set then), or when the folder cannot be created.
 
     Args:
         environ: the environment to read (default ``os.environ``).
@@ -65,6 +75,8 @@ def configure_compilation_cache(environ: Mapping[str, str] | None = None) -> Pat
     env = os.environ if environ is None else environ
     if env.get(NO_CACHE_ENV, "").strip() not in ("", "0"):
         return None
+    if "equinox" not in sys.modules:  # read when equinox is imported: a program with a callback is never cached
+        env.setdefault("EQX_ON_ERROR", "nan")
     current = jax.config.jax_compilation_cache_dir or env.get("JAX_COMPILATION_CACHE_DIR")
     if current:
         return Path(current)

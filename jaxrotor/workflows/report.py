@@ -17,7 +17,6 @@ from typing import Any
 import equinox as eqx
 import numpy as np
 
-from .. import flight as _flight
 from ..loop import fly
 from .. import metrics as _metrics
 from .._util import to_jsonable

@@ -20,7 +20,6 @@ import numpy as np
 from .._util import to_jsonable
 from ..io.config import FlightConfig
 from ..io.npz import save_trajectory
-from ..metrics import flight_metrics
 from ..physics.engine import PhysicsResult, PhysicsSettings, fly_physics
 from ..physics.mjcf import build_model
 from . import usecase
@@ -83,7 +82,7 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
         phys_flight = dataclasses.replace(phys_flight, control_rate=float(physics_control_rate))
     phys_rate = phys_flight.control_rate if phys_flight.control_rate is not None else 1.0 / settings.options.timestep
     phys: PhysicsResult = fly_physics(config.platform, config.controller, phys_flight, settings, model=pm)
-    m_phys = flight_metrics(phys.trajectory, pm.physics_platform()).to_dict()
+    m_phys = usecase.compiled_metrics(phys.trajectory, pm.physics_platform()).to_dict()
     m_ana = analytic.metrics
     dw, dw_max, dw_steady = delta_omega(analytic.trajectory, phys.trajectory, config.flight.reference.jump_times)
     result = {

@@ -72,12 +72,13 @@ _CONFIGURE = ("import json, os\nimport jax\nfrom jaxrotor.cli._setup import conf
               "print(json.dumps({'returned': None if path is None else str(path), "
               "'dir': jax.config.jax_compilation_cache_dir, "
               "'min_time': jax.config.jax_persistent_cache_min_compile_time_secs, "
-              "'min_size': jax.config.jax_persistent_cache_min_entry_size_bytes}))\n")
+              "'min_size': jax.config.jax_persistent_cache_min_entry_size_bytes, "
+              "'eqx_on_error': os.environ.get('EQX_ON_ERROR')}))\n")
 
 
 def _configure(tmp_path, **env) -> dict:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_COMPILATION_CACHE", "JAX_PERSISTENT",
-                                                                      "JAXROTOR_", "XDG_CACHE"))}
+                                                                      "JAXROTOR_", "XDG_CACHE", "EQX_"))}
     clean.update(XDG_CACHE_HOME=str(tmp_path / "xdg"), **env)
     run = subprocess.run([sys.executable, "-c", _CONFIGURE], capture_output=True, text=True, cwd=ROOT, env=clean,
                          timeout=120)
@@ -86,13 +87,15 @@ def _configure(tmp_path, **env) -> dict:
 
 
 def test_configure_compilation_cache_sets_the_folder_and_caches_every_entry_unless_turned_off(tmp_path):
-    """In a fresh interpreter: the folder is created and JAX caches every program (no time or size floor);
-    with JAXROTOR_NO_CACHE=1 JAX keeps no cache; a folder JAX was given itself is kept."""
+    """In a fresh interpreter: the folder is created and JAX caches every program (no time or size floor, and
+    equinox's checks as NaN, not host callbacks); with JAXROTOR_NO_CACHE=1 JAX keeps no cache and equinox raises;
+    a folder JAX was given itself is kept; an EQX_ON_ERROR the user set is kept."""
     on = _configure(tmp_path)
     folder = tmp_path / "xdg" / "jaxrotor" / "xla"
-    assert on == {"returned": str(folder), "dir": str(folder), "min_time": 0.0, "min_size": -1}
+    assert on == {"returned": str(folder), "dir": str(folder), "min_time": 0.0, "min_size": -1, "eqx_on_error": "nan"}
     assert folder.is_dir()
     off = _configure(tmp_path, JAXROTOR_NO_CACHE="1")
-    assert off["returned"] is None and off["dir"] is None and off["min_time"] == 1.0
-    own = _configure(tmp_path, JAX_COMPILATION_CACHE_DIR=str(tmp_path / "mine"))
+    assert off["returned"] is None and off["dir"] is None and off["min_time"] == 1.0 and off["eqx_on_error"] is None
+    own = _configure(tmp_path, JAX_COMPILATION_CACHE_DIR=str(tmp_path / "mine"), EQX_ON_ERROR="raise")
     assert own["returned"] == own["dir"] == str(tmp_path / "mine") and own["min_time"] == 1.0
+    assert own["eqx_on_error"] == "raise"
