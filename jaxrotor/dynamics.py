@@ -35,6 +35,7 @@ from ._util import as_float
 from .numerics import safe_sqrt
 from .allocation import hover_inputs, wrench
 from .design.platform import AngleArray, Platform
+from .registry import REQUIRED, Option, register
 
 __all__ = [
     "VehicleState",
@@ -207,6 +208,7 @@ class AbstractMotor(eqx.Module):
         """Return ``(u_applied (n,) [rad^2/s^2], rotor_speed (n,) [rad/s], rotor_speed_dot (n,) [rad/s^2])``."""
 
 
+@register("motor", "ideal")
 class IdealMotor(AbstractMotor):
     """No lag and no bounds: ``u = u_cmd`` instantly, even if negative (the paper's analytic setup).
 
@@ -218,6 +220,9 @@ class IdealMotor(AbstractMotor):
         return u_cmd, safe_sqrt(u_cmd), jnp.zeros_like(rotor_speed)
 
 
+@register("motor", "first_order", options={
+    "time_constant": Option(float, default=REQUIRED, gt=0, unit="s", doc="motor time constant tau_m",
+                            fix="the motor time constant in s, e.g. 0.03")})
 class FirstOrderMotor(AbstractMotor):
     """First-order rotor-speed lag with speed limits.
 
@@ -256,6 +261,7 @@ class AbstractServo(eqx.Module):
         """
 
 
+@register("servo", "ideal")
 class IdealServo(AbstractServo):
     """The tilt angles follow the command instantly."""
 
@@ -263,6 +269,9 @@ class IdealServo(AbstractServo):
         return command, jnp.zeros_like(current)
 
 
+@register("servo", "first_order", options={
+    "time_constant": Option(float, gt=0, unit="s", doc="servo time constant tau_s", fix="the servo time constant in s"),
+    "rate_limit": Option(float, gt=0, unit="rad/s", doc="largest angle rate", fix="the servo rate limit in rad/s")})
 class FirstOrderServo(AbstractServo):
     """First-order tilt servo with a rate limit:
     ``angle_dot = clip((command - angle) / time_constant, -rate_limit, rate_limit)``.

@@ -30,7 +30,7 @@ from .allocation import allocation_rank
 from .allocators import AbstractAllocator, Allocation, AllocationData, PseudoInverse
 from .control import AbstractController
 from .design.platform import TILT_ANGLES, Platform, is_concrete
-from .dynamics import Actuators, RotorCommand, VehicleState, initial_state, vehicle_derivative
+from .dynamics import Actuators, RotorCommand, VehicleState, initial_state
 from .integrate import Integrator, save_times
 from .reference import AbstractReference, RefSample
 from .sensors import Sensors

@@ -26,20 +26,18 @@ from __future__ import annotations
 import abc
 from typing import ClassVar
 
-import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
-from jax.flatten_util import ravel_pytree
 
 from .continuous import fly_continuous
 from .control import AbstractController
 from .design.platform import Platform
 from .dynamics import Actuators, RotorCommand, VehicleState, vehicle_derivative
 from .flight import Flight
-from .integrate import Integrator
+from .integrate import Integrator, fixed_steps
 from .tick import PlantInput, external_force, whole_steps
 from .wind import Wind
 
@@ -217,7 +215,8 @@ class AnalyticPlant(AbstractPlant):
     """The Newton-Euler model (eqs. 1-2, 11-12) with the flight's actuator models, in JAX.
 
     Between two ticks it takes ``h / flight.integrator.dt`` fixed steps of ``flight.integrator.solver``
-    (an explicit Runge-Kutta method from its tableau, ``integrator.unroll`` honoured) under the held
+    (:func:`jaxrotor.integrate.fixed_steps`: an explicit Runge-Kutta method from its tableau,
+    ``integrator.unroll`` and ``integrator.checkpoint`` honoured) under the held
     command, the held disturbance and the wind drag at its own velocity
     (:func:`jaxrotor.tick.external_force`). With ``flight.control_rate = None`` (and no sensors or
     wind) :func:`jaxrotor.fly` flies the continuous-time loop (:meth:`fly_continuous`), which
@@ -260,27 +259,15 @@ class AnalyticPlant(AbstractPlant):
         ps = plant_state
         platform, actuators, wind = ps.platform, ps.actuators, ps.wind
         applied = _analytic_outputs(platform, actuators, wind, ps.vehicle, plant_input)
-        flat0, unravel = ravel_pytree(ps.vehicle)
 
-        def field(t_, y, args):
-            s = unravel(y)
+        def field(t_, s, args):
             f_ext = external_force(wind, s.v, plant_input.air, plant_input.force)
-            return ravel_pytree(vehicle_derivative(platform, actuators, s, plant_input.command, f_ext)[0])[0]
+            return vehicle_derivative(platform, actuators, s, plant_input.command, f_ext)[0]
 
-        solver = ps.integrator.solver
-        term = diffrax.ODETerm(field)
-        h = dt / ps.substeps
-        t = plant_input.t
-        solver_state = solver.init(term, t, t + h, flat0, None)
-
-        def sub(carry, i):
-            y, st = carry
-            t_a = t + i * h
-            y_next, _, _, st, _ = solver.step(term, t_a, t_a + h, y, None, st, made_jump=False)
-            return (y_next, st), None
-
-        (y1, _), _ = jax.lax.scan(sub, (flat0, solver_state), jnp.arange(ps.substeps, dtype=flat0.dtype))
-        return eqx.tree_at(lambda s: (s.vehicle, s.applied), ps, (unravel(y1), applied))
+        # dt = 0 (the last tick): steps of length 0 leave the state as it is
+        vehicle = fixed_steps(field, ps.vehicle, plant_input.t, dt / ps.substeps, ps.substeps,
+                              integrator=ps.integrator)
+        return eqx.tree_at(lambda s: (s.vehicle, s.applied), ps, (vehicle, applied))
 
     def steps_per_tick(self, plant_state: AnalyticPlantState) -> int:
         return plant_state.substeps

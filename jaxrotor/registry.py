@@ -339,3 +339,10 @@ def markdown(families: tuple[str, ...] | None = None, only: Callable[[Kind], boo
                 out.append((head if i == 0 else "| | ") + "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         out.append("")
     return "\n".join(out)
+
+
+def std_option(channel: str, unit: str, what: str) -> Option:
+    """The :class:`Option` of a standard deviation: 1 or 3 numbers ``>= 0`` in ``unit`` (``what`` std of the ``channel``)."""
+    return Option(list, length=3, ge=0, unit=unit, doc=f"{what} std of the {channel}",
+                  why="a standard deviation must be finite and >= 0",
+                  fix=f"give a number >= 0 in {unit} (0 for none) or 3 of them")

@@ -30,6 +30,7 @@ from jax import Array
 from . import so3
 from ._util import as_float
 from .dynamics import VehicleState
+from .registry import Option, register, std_option
 
 __all__ = ["CHANNELS", "NORMALS_PER_FLIGHT", "NORMALS_PER_TICK", "SensorDraw", "Sensors", "measure"]
 
@@ -73,6 +74,14 @@ class SensorDraw(eqx.Module):
     bias: Array
 
 
+_CHANNEL_UNITS = (("position", "m"), ("velocity", "m/s"), ("attitude", "rad"), ("rate", "rad/s"))
+
+
+@register("sensors", "gaussian", options={
+    **{f"{c}_std": std_option(c, u, "white-noise") for c, u in _CHANNEL_UNITS},
+    **{f"{c}_bias_std": std_option(c, u, "per-flight bias") for c, u in _CHANNEL_UNITS},
+    "delay": Option(int, ge=0, unit="control ticks", doc="measurement delay",
+                    why="a measurement delay must be >= 0 control ticks", fix="give an integer >= 0, e.g. 2 (4 ms at 500 Hz)")})
 class Sensors(eqx.Module):
     """Per-channel sensor noise, bias and delay (see the module docstring for the equations).
 

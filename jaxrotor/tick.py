@@ -43,7 +43,7 @@ from .trajectory import Trajectory, assemble_trajectory
 from .wind import Wind, drag_force
 
 __all__ = ["ControlSchedule", "FlightComputer", "PlantInput", "TickRecord", "TickState", "control_schedule",
-           "external_force", "flight_noise", "flight_trajectory", "plant_key", "tick"]
+           "external_force", "flight_noise", "flight_trajectory", "hold", "plant_key", "sense", "tick"]
 
 _TOL = 1e-9  # relative tolerance of the "is a whole number of steps" checks
 
@@ -218,6 +218,29 @@ class TickRecord(eqx.Module):
     ref: RefSample
 
 
+def sense(flight: Flight, buffer: VehicleState, reading: VehicleState, error) -> tuple[VehicleState, VehicleState]:
+    """Steps 1-2 of the tick: ``(buffer with reading pushed, measured state)``.
+
+    The measured state is the reading ``delay`` ticks old (``buffer`` holds the last ``delay + 1``,
+    oldest first) with the ``(4, 3)`` sensor ``error`` applied (:func:`jaxrotor.sensors.measure`; the
+    true reading without sensors); its rotor speeds and tilt angles are the current ones.
+    """
+    buffer = jax.tree_util.tree_map(lambda b, x: jnp.concatenate([b[1:], x[None]], axis=0), buffer, reading)
+    seen = jax.tree_util.tree_map(lambda b: b[0], buffer)  # the reading `delay` ticks old
+    seen = eqx.tree_at(lambda s: (s.rotor_speed, s.alpha, s.beta), seen,
+                       (reading.rotor_speed, reading.alpha, reading.beta))
+    return buffer, (measure(seen, error) if flight.sensors is not None else seen)
+
+
+def hold(flight: Flight, command: RotorCommand, t, gust, dtype) -> PlantInput:
+    """Step 4 of the tick: the :class:`PlantInput` held over the interval from ``t`` [s]: ``command``, the air
+    velocity ``w_mean + gust`` [m/s] (zeros in still air) and the disturbance ``f_d(t)`` [N] (zeros without one)."""
+    air = flight.wind.air_velocity(gust) if flight.wind is not None else jnp.zeros(3, dtype)
+    force = flight.disturbance(t) if flight.disturbance is not None else jnp.zeros(3, dtype)
+    return PlantInput(command=command, air=jnp.asarray(air, dtype), force=jnp.asarray(force, dtype),
+                      t=jnp.asarray(t, dtype))
+
+
 def tick(computer: FlightComputer, state: TickState, reading: VehicleState, t, h, error, gust
          ) -> tuple[TickState, PlantInput, TickRecord]:
     """One control instant (module docstring, steps 1-5).
@@ -236,19 +259,11 @@ def tick(computer: FlightComputer, state: TickState, reading: VehicleState, t, h
         ``(next tick state, plant input held over [t, t + h), record)``.
     """
     flight = computer.flight
-    buffer = jax.tree_util.tree_map(lambda b, x: jnp.concatenate([b[1:], x[None]], axis=0), state.buffer, reading)
-    seen = jax.tree_util.tree_map(lambda b: b[0], buffer)  # the reading `delay` ticks old
-    seen = eqx.tree_at(lambda s: (s.rotor_speed, s.alpha, s.beta), seen,
-                       (reading.rotor_speed, reading.alpha, reading.beta))
-    measured = measure(seen, error) if flight.sensors is not None else seen
+    buffer, measured = sense(flight, state.buffer, reading, error)
     command, d_integral, alloc, ref = flight_computer(computer.platform, computer.controller, flight, t, measured,
                                                       state.integral, computer.alloc_data)
-    dtype = reading.p.dtype
-    air = flight.wind.air_velocity(gust) if flight.wind is not None else jnp.zeros(3, dtype)
-    force = flight.disturbance(t) if flight.disturbance is not None else jnp.zeros(3, dtype)
+    plant_input = hold(flight, command, t, gust, reading.p.dtype)
     integral = jax.tree_util.tree_map(lambda x, dx: x + h * dx, state.integral, d_integral)
-    plant_input = PlantInput(command=command, air=jnp.asarray(air, dtype), force=jnp.asarray(force, dtype),
-                             t=jnp.asarray(t, dtype))
     return TickState(integral=integral, buffer=buffer), plant_input, TickRecord(state.integral, alloc, ref)
 
 

@@ -27,6 +27,7 @@ from jax import Array
 
 from ._util import as_float
 from .numerics import safe_norm
+from .registry import Option, register, std_option
 
 __all__ = ["Wind", "drag_force"]
 
@@ -50,6 +51,16 @@ def _vec3(value, name: str) -> Array:
     return x
 
 
+@register("wind", "ornstein_uhlenbeck", options={
+    "mean": Option(list, default=[0.0, 0.0, 0.0], length=3, unit="m/s", doc="mean air velocity, world frame",
+                   fix="the mean air velocity in m/s, 3 world-axis values"),
+    "gust_std": std_option("gust", "m/s", "stationary"),
+    "gust_time_constant": Option(float, gt=0, unit="s", doc="gust correlation time",
+                                 fix="the gust correlation time in s, e.g. 1.0"),
+    "drag_linear": Option(float, ge=0, unit="N s/m", doc="linear drag coefficient",
+                          why="a drag coefficient must be >= 0"),
+    "drag_quadratic": Option(float, ge=0, unit="N s^2/m^2", doc="quadratic drag coefficient",
+                             why="a drag coefficient must be >= 0")})
 class Wind(eqx.Module):
     """Constant wind plus an Ornstein-Uhlenbeck gust, acting through linear and quadratic drag.
 
@@ -92,17 +103,22 @@ class Wind(eqx.Module):
     def gusts_from(self, n: Array, period: float) -> Array:
         """The gusts driven by standard normals ``n`` ``(K, 3)``: ``g_0 = sigma n_0`` (the stationary law), then the
         exact OU recursion of the module docstring with innovations ``n_1 .. n_{K-1}``."""
-        dtype = n.dtype
-        sigma = self.gust_std.astype(dtype)
-        a = jnp.exp(-jnp.asarray(period, dtype) / self.gust_time_constant.astype(dtype))
-        b = sigma * jnp.sqrt(1.0 - a**2)
+        sigma = self.gust_std.astype(n.dtype)
 
         def step(g, n_k):
-            g_next = a * g + b * n_k
+            g_next = self.gust_step(g, n_k, period)
             return g_next, g_next
 
         _, rest = jax.lax.scan(step, sigma * n[0], n[1:])
         return jnp.concatenate([(sigma * n[0])[None], rest], axis=0)
+
+    def gust_step(self, g: Array, n: Array, period: float) -> Array:
+        """One step of the exact OU recursion: ``g_{k+1} = a g_k + sigma sqrt(1 - a^2) n_k``,
+        ``a = exp(-period / gust_time_constant)``, for the gust ``g`` ``(3,)`` [m/s] and standard normals ``n``."""
+        dtype = n.dtype
+        sigma = self.gust_std.astype(dtype)
+        a = jnp.exp(-jnp.asarray(period, dtype) / self.gust_time_constant.astype(dtype))
+        return a * g + sigma * jnp.sqrt(1.0 - a**2) * n
 
     def air_velocity(self, gust: Array) -> Array:
         """``(3,)`` air velocity ``w_mean + g`` [m/s], world frame."""

@@ -69,14 +69,9 @@ from .. import reference as _references  # noqa: F401
 from .. import registry
 from ..dynamics import (
     Actuators,
-    FirstOrderMotor,
-    FirstOrderServo,
-    IdealMotor,
-    IdealServo,
 )
 from ..flight import DivergenceLimits, Flight
 from ..integrate import Integrator
-from ..registry import Option
 from ..tilting import check_tilt_flight
 from . import robust_config
 from .platform_table import platform_from_table
@@ -86,15 +81,6 @@ __all__ = ["ConfigError", "FlightConfig", "load", "loads", "from_dict", "SOLVERS
 
 # Kinds of classes defined in jaxrotor.dynamics (motors, servos) and of the diffrax solvers, registered here,
 # by the loader that names them (jaxrotor.registry); the motor and servo lines belong next to their classes.
-registry.register("motor", "ideal", IdealMotor)
-registry.register("motor", "first_order", FirstOrderMotor, options={
-    "time_constant": Option(float, default=registry.REQUIRED, gt=0, unit="s", doc="motor time constant tau_m",
-                            fix="the motor time constant in s, e.g. 0.03")})
-registry.register("servo", "ideal", IdealServo)
-registry.register("servo", "first_order", FirstOrderServo, options={
-    "time_constant": Option(float, gt=0, unit="s", doc="servo time constant tau_s",
-                            fix="the servo time constant in s"),
-    "rate_limit": Option(float, gt=0, unit="rad/s", doc="largest angle rate", fix="the servo rate limit in rad/s")})
 for _name, _solver in (("tsit5", diffrax.Tsit5), ("dopri5", diffrax.Dopri5), ("dopri8", diffrax.Dopri8),
                        ("bosh3", diffrax.Bosh3), ("heun", diffrax.Heun), ("euler", diffrax.Euler)):
     registry.register("solver", _name, _solver, doc=f"diffrax.{_solver.__name__}")

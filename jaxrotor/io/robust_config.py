@@ -54,12 +54,8 @@ import dataclasses
 
 import jax
 
-from .. import registry
 from ..randomize import Randomization
-from ..registry import Option
-from ..sensors import Sensors
 from ..tick import control_schedule, whole_steps
-from ..wind import Wind
 from .toml import Table
 
 __all__ = ["FLIGHT_TABLES", "PROBLEM_TABLES", "flight_tables", "robust_problem"]
@@ -69,32 +65,6 @@ FLIGHT_TABLES = ("control", "sensors", "wind")
 #: Tables of an optimisation problem read here.
 PROBLEM_TABLES = ("randomize", "robust")
 
-_CHANNEL_UNITS = (("position", "m"), ("velocity", "m/s"), ("attitude", "rad"), ("rate", "rad/s"))
-
-
-def _std_option(channel: str, unit: str, what: str) -> Option:
-    return Option(list, length=3, ge=0, unit=unit, doc=f"{what} std of the {channel}",
-                  why="a standard deviation must be finite and >= 0",
-                  fix=f"give a number >= 0 in {unit} (0 for none) or 3 of them")
-
-
-# Kinds of classes defined in jaxrotor.sensors and jaxrotor.wind, registered here by the loader that names
-# them (jaxrotor.registry); these two lines belong next to their classes.
-registry.register("sensors", "gaussian", Sensors, options={
-    **{f"{c}_std": _std_option(c, u, "white-noise") for c, u in _CHANNEL_UNITS},
-    **{f"{c}_bias_std": _std_option(c, u, "per-flight bias") for c, u in _CHANNEL_UNITS},
-    "delay": Option(int, ge=0, unit="control ticks", doc="measurement delay",
-                    why="a measurement delay must be >= 0 control ticks", fix="give an integer >= 0, e.g. 2 (4 ms at 500 Hz)")})
-registry.register("wind", "ornstein_uhlenbeck", Wind, options={
-    "mean": Option(list, default=[0.0, 0.0, 0.0], length=3, unit="m/s", doc="mean air velocity, world frame",
-                   fix="the mean air velocity in m/s, 3 world-axis values"),
-    "gust_std": _std_option("gust", "m/s", "stationary"),
-    "gust_time_constant": Option(float, gt=0, unit="s", doc="gust correlation time",
-                                 fix="the gust correlation time in s, e.g. 1.0"),
-    "drag_linear": Option(float, ge=0, unit="N s/m", doc="linear drag coefficient",
-                          why="a drag coefficient must be >= 0"),
-    "drag_quadratic": Option(float, ge=0, unit="N s^2/m^2", doc="quadratic drag coefficient",
-                             why="a drag coefficient must be >= 0")})
 
 
 def flight_tables(top: Table, flight):

@@ -36,7 +36,7 @@ from mujoco import mjx
 
 from .. import so3
 from ..design.platform import TILT_ANGLES, Platform, per_rotor_angles
-from ..dynamics import Actuators, RotorCommand, VehicleState
+from ..dynamics import Actuators, VehicleState
 from ..flight import Flight
 from ..plant import AbstractHostPlant, AbstractPlant, PlantOutputs, PlantReading
 from ..tick import PlantInput, external_force, whole_steps
@@ -139,7 +139,8 @@ def _hinge_angles(platform: Platform, pm: PhysicsModel, qpos, alpha, beta, xp=np
     for key, adr in pm.tilt_qpos.items():
         q = qpos[adr]
         if np.ndim(getattr(platform, key)) == 0:
-            sign = xp.asarray(np.asarray(getattr(platform, f"{key}_sign"), dtype=float))
+            sign = getattr(platform, f"{key}_sign")
+            sign = np.asarray(sign, dtype=float) if xp is np else xp.asarray(sign)
             q = xp.atleast_1d(xp.mean(sign * q))
         out[key] = q.reshape(np.shape(out[key]))
     return out["alpha"], out["beta"]
@@ -454,7 +455,7 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
 
     def actuation(self, plant_state: _HostState):
         c = plant_state.context
-        pm, k, (n, na, nb) = c["pm"], c["k"], c["sizes"]
+        pm, k, (n, na, _) = c["pm"], c["k"], c["sizes"]
         a_shape, b_shape = c["a_shape"], c["b_shape"]
 
         def actuate(args, act_x, plant_input: PlantInput):

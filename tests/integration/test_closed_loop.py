@@ -11,7 +11,7 @@ import pytest
 import jaxrotor as jr
 from jaxrotor import presets, so3
 from jaxrotor.control import FullyActuatedSE3, UnderactuatedSE3
-from jaxrotor.flight import fly
+from jaxrotor import fly
 from jaxrotor.metrics import flight_metrics, mae, max_abs, orientation_error, position_error
 from jaxrotor.reference import FigureEight, Hover, paper_maneuver
 from jaxrotor.simulate import simulate

@@ -16,7 +16,8 @@ import pytest
 
 from jaxrotor import presets
 from jaxrotor.control import FullyActuatedSE3
-from jaxrotor.flight import Flight, fly
+from jaxrotor import fly
+from jaxrotor.flight import Flight
 from jaxrotor.reference import paper_maneuver
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +36,8 @@ SCRIPT = textwrap.dedent(
     import numpy as np
     from jaxrotor import presets
     from jaxrotor.control import FullyActuatedSE3
-    from jaxrotor.flight import Flight, fly
+    from jaxrotor import fly
+from jaxrotor.flight import Flight
     from jaxrotor.integrate import fixed_step_grid
     from jaxrotor.io.config import load
     from jaxrotor.reference import paper_maneuver

@@ -9,7 +9,8 @@ import pytest
 from jaxrotor.control import FullyActuatedSE3
 from jaxrotor.design.platform import star_platform
 from jaxrotor.dynamics import Actuators, FirstOrderServo
-from jaxrotor.flight import Flight, fly
+from jaxrotor import fly
+from jaxrotor.flight import Flight
 from jaxrotor.metrics import flight_metrics
 from jaxrotor.physics import (
     ModelOptions,
@@ -77,17 +78,18 @@ def test_runaway_flight_is_reported_diverged():
     conf = usecase.paper_reproduction_spec(with_comparison=False)
     flight = dataclasses.replace(conf.flight, reference=Hover((0.0, 0.0, 1.0), 5.0), save_dt=0.02)
     ctrl = FullyActuatedSE3(K_p=4000.0, K_v=400.0, K_R=4000.0, K_w=400.0)
-    settings = PhysicsSettings(parts=paper_hexarotor_parts(), options=ModelOptions(floor=False), control_period=0.02)
-    res = fly_physics(conf.platform, ctrl, dataclasses.replace(flight, state0=None), settings)
+    settings = PhysicsSettings(parts=paper_hexarotor_parts(), options=ModelOptions(floor=False))
+    res = fly_physics(conf.platform, ctrl, dataclasses.replace(flight, state0=None, control_rate=50.0), settings)
     tr = res.trajectory
     assert bool(tr.diverged)
     assert np.all(np.isfinite(np.asarray(tr.p)))  # held at the last good sample, never NaN
 
 
 def test_bad_rates_are_refused():
-    with pytest.raises(ValueError, match="control_period"):
-        PhysicsSettings(control_period=0.0015)
     conf = usecase.paper_reproduction_spec(with_comparison=False)
+    with pytest.raises(ValueError, match="timestep"):  # 1.5 ms is not a whole number of 1 ms engine steps
+        fly_physics(conf.platform, conf.controller, dataclasses.replace(conf.flight, control_rate=1 / 0.0015),
+                    PhysicsSettings(parts=paper_hexarotor_parts()))
     flight = dataclasses.replace(conf.flight, save_dt=0.0105)
     with pytest.raises(ValueError, match="save_dt"):
         fly_physics(conf.platform, conf.controller, flight, PhysicsSettings(parts=paper_hexarotor_parts()))

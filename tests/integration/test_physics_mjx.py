@@ -65,17 +65,3 @@ def test_gradient_through_mjx_rollout_matches_central_differences(setup):
         fd = (p_plus - p_minus) / (2 * h)
         np.testing.assert_allclose(grad[i], fd, rtol=1e-4, atol=1e-4 * max(1e-6, np.abs(fd).max()))
     assert np.abs(grad).max() > 1e-6  # the gains matter
-
-
-@pytest.mark.parametrize("field", ["wind", "disturbance"])
-def test_mjx_refuses_what_it_does_not_model(field):
-    """MJX models neither wind nor an external force: such a flight is refused by name, never silently ignored."""
-    from jaxrotor.wind import Wind
-
-    conf = usecase.paper_reproduction_spec(with_comparison=False)
-    value = Wind(mean=(1.0, 0.0, 0.0)) if field == "wind" else (lambda t: np.zeros(3))
-    flight = dataclasses.replace(conf.flight, **{field: value})
-    settings = PhysicsSettings(parts=paper_hexarotor_parts(), options=ModelOptions(floor=False))
-    pm = build_model(conf.platform, settings.parts, settings.options)
-    with pytest.raises(ValueError, match=rf"`flight.{field}` is set, but the MJX flight does not model"):
-        make_mjx_flight(pm, conf.platform, flight, settings, n_ticks=10)

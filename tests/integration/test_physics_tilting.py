@@ -20,7 +20,7 @@ from jaxrotor import presets, so3
 from jaxrotor.allocation import force_matrix, moment_matrix
 from jaxrotor.io import config as cfg
 from jaxrotor.physics import ModelOptions, build_model
-from jaxrotor.physics.engine import _hinge_angles
+from jaxrotor.physics.plants import _hinge_angles
 from jaxrotor.physics.parts import default_parts
 from jaxrotor.workflows import validate as pv
 from jaxrotor.workflows.compare import physics_settings
@@ -55,7 +55,7 @@ def test_engine_wrench_at_hinge_angles_is_F_u_and_M_u(name):
         scale = np.abs(F @ u).max()
         np.testing.assert_allclose(d.qfrc_actuator[0:3], R @ F @ u, rtol=0, atol=1e-10 * scale)
         np.testing.assert_allclose(d.qfrc_actuator[3:6], M @ u, rtol=0, atol=1e-10 * scale)
-        a_rec, _ = _hinge_angles(plat, pm, d, np.zeros(np.size(plat.alpha)), np.zeros(np.size(plat.beta)))
+        a_rec, _ = _hinge_angles(plat, pm, d.qpos, np.zeros(np.size(plat.alpha)), np.zeros(np.size(plat.beta)))
         np.testing.assert_allclose(a_rec, np.atleast_1d(alpha), rtol=0, atol=1e-15)
 
 

@@ -14,9 +14,9 @@ from jaxrotor.reference import Hover
 @pytest.fixture(scope="module")
 def env():
     # a speed limit of 1.5 m/s: free fall passes it after 0.15 s (|v| = g t)
-    flight = jr.Flight(Hover([0.0, 0.0, 1.0], 0.5), integrator=jr.Integrator(solver=RK4(), adaptive=False),
-                       limits=jr.DivergenceLimits(max_speed=1.5))
-    return FlightEnv(jr.presets.paper_hexarotor(), flight, control_dt=0.05, substeps=2, reset_noise=0.2)
+    flight = jr.Flight(Hover([0.0, 0.0, 1.0], 0.5), integrator=jr.Integrator(solver=RK4(), adaptive=False, dt=0.025),
+                       limits=jr.DivergenceLimits(max_speed=1.5), control_rate=20.0)
+    return FlightEnv(jr.presets.paper_hexarotor(), flight, reset_noise=0.2)
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def test_hover_and_free_fall_closed_forms(env, step):
         s, obs, reward, done = step(s, actions)
         # done: the free fall leaves the speed limit at t = 0.2 s (|v| = 1.96 > 1.5 m/s), the hover never
         assert not bool(done[0]) and bool(done[1]) == (k == 3)
-    T, g = 4 * env.control_dt, float(env.platform.gravity)
+    T, g = 4 * env.control_period, float(env.platform.gravity)
     np.testing.assert_allclose(s.t, [T, T], rtol=1e-15)
     np.testing.assert_allclose(s.vehicle.p[0], s0.vehicle.p[0], atol=1e-12)  # hover: stays put
     np.testing.assert_allclose(s.vehicle.omega[0], 0.0, atol=1e-12)
@@ -54,7 +54,7 @@ def test_hover_and_free_fall_closed_forms(env, step):
     e_p = np.array([0.0, 0.0, 1.0]) - np.asarray(s.vehicle.p[1])
     np.testing.assert_allclose(obs[1, :3], e_p, atol=1e-14)
     np.testing.assert_allclose(obs[1, 3:6], -np.asarray(s.vehicle.v[1]), atol=1e-14)
-    expect = -(e_p @ e_p + 0.1 * (g * T) ** 2) * env.control_dt
+    expect = -(e_p @ e_p + 0.1 * (g * T) ** 2) * env.control_period
     assert float(reward[1]) == pytest.approx(expect, rel=1e-12)
     # the horizon (0.5 s) ends the episode
     for _ in range(6):
@@ -63,5 +63,43 @@ def test_hover_and_free_fall_closed_forms(env, step):
 
 
 def test_bad_settings():
-    with pytest.raises(ValueError, match="control_dt"):
-        FlightEnv(jr.presets.paper_hexarotor(), jr.Flight(Hover([0.0, 0.0, 1.0], 0.5)), control_dt=0.0)
+    with pytest.raises(ValueError, match="control_rate"):
+        FlightEnv(jr.presets.paper_hexarotor(), jr.Flight(Hover([0.0, 0.0, 1.0], 0.5)))
+    with pytest.raises(ValueError, match="dt"):  # the step must divide the control period
+        FlightEnv(jr.presets.paper_hexarotor(), jr.Flight(Hover([0.0, 0.0, 1.0], 0.5), control_rate=20.0,
+                                                           integrator=jr.Integrator(adaptive=False, dt=0.03)))
+
+
+def test_sensors_delay_wind_and_the_allocator_act_in_the_environment():
+    """The environment flies the tick's sensing and hold: a 1-tick delay shows the previous state, the wind's drag
+    pushes a hovering vehicle downwind, and a body-wrench action goes through the flight's allocator."""
+    from jaxrotor.allocators import Clip
+    from jaxrotor.env import BodyWrench
+
+    hexa = jr.presets.paper_hexarotor()
+    base = dict(integrator=jr.Integrator(solver=RK4(), adaptive=False, dt=0.025), control_rate=20.0)
+    # delay: after one step the observation is the state of the tick before (the reset state), not the new one
+    env = FlightEnv(hexa, jr.Flight(Hover([0.0, 0.0, 1.0], 0.5), sensors=jr.Sensors(delay=1), **base), reset_noise=0.0)
+    s0 = env.reset(jax.random.key(0))
+    s1, obs, _, _ = env.step(s0, jnp.zeros(6))  # free fall
+    assert float(s1.vehicle.v[2]) < -0.4
+    np.testing.assert_allclose(obs[3:6], -np.asarray(s0.vehicle.v), atol=1e-12)  # e_v of the delayed (rest) state
+    s2, obs2, _, _ = env.step(s1, jnp.zeros(6))
+    np.testing.assert_allclose(obs2[3:6], -np.asarray(s1.vehicle.v), atol=1e-12)
+    # wind: 3 m/s along x and linear drag 0.5 N s/m: a_x = c v_rel / m at rest, the vehicle drifts downwind
+    windy = FlightEnv(hexa, jr.Flight(Hover([0.0, 0.0, 1.0], 0.5), wind=jr.Wind(mean=(3.0, 0.0, 0.0), drag_linear=0.5),
+                                      key=jax.random.key(1), **base), reset_noise=0.0)
+    s = windy.reset(jax.random.key(0))
+    s, _, _, _ = windy.step(s, jnp.ones(6))
+    a_x = 0.5 * 3.0 / float(hexa.mass)
+    assert float(s.vehicle.v[0]) == pytest.approx(a_x * 0.05, rel=2e-2)
+    # a body wrench through a clipping allocator: the hover wrench hovers, a huge one saturates every rotor
+    clip = FlightEnv(hexa, jr.Flight(Hover([0.0, 0.0, 1.0], 0.5), allocator=Clip(), **base), action=BodyWrench(),
+                     reset_noise=0.0)
+    assert clip.action_size == 6
+    s = clip.reset(jax.random.key(0))
+    hover, _, _, _ = clip.step(s, jnp.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0]))
+    np.testing.assert_allclose(hover.vehicle.p, s.vehicle.p, atol=1e-10)
+    up, _, _, _ = clip.step(s, jnp.array([0.0, 0.0, 100.0, 0.0, 0.0, 0.0]))
+    u_max = float(np.max(hexa.u_max))
+    np.testing.assert_allclose(up.plant.applied.u, u_max, rtol=1e-12)
