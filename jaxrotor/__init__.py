@@ -34,7 +34,7 @@ _EXPORTS = {
     "loop": ("fly",),
     "plant": ("AbstractPlant", "AnalyticPlant"),
     "metrics": ("FlightMetrics", "flight_metrics"),
-    "simulate": ("simulate", "simulate_open_loop"),
+    "simulation": ("simulate", "simulate_open_loop"),
     "trajectory": ("Trajectory",),
 }
 

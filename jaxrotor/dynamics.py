@@ -207,6 +207,10 @@ class AbstractMotor(eqx.Module):
                 ) -> tuple[Float[Array, " n"], Float[Array, " n"], Float[Array, " n"]]:
         """Return ``(u_applied (n,) [rad^2/s^2], rotor_speed (n,) [rad/s], rotor_speed_dot (n,) [rad/s^2])``."""
 
+    def with_lag_scaled(self, factor) -> AbstractMotor:
+        """This motor with its lag (time constant) times ``factor`` (a motor without lag returns itself)."""
+        return self
+
 
 @register("motor", "ideal")
 class IdealMotor(AbstractMotor):
@@ -243,6 +247,10 @@ class FirstOrderMotor(AbstractMotor):
         _check_positive("FirstOrderMotor", "time_constant", tc, "pass e.g. 0.03 (30 ms), or use IdealMotor() for no lag")
         self.time_constant = tc
 
+    def with_lag_scaled(self, factor) -> FirstOrderMotor:
+        """``tau_m -> factor tau_m``."""
+        return eqx.tree_at(lambda m: m.time_constant, self, self.time_constant * factor)
+
     def applied(self, platform: Platform, rotor_speed: Float[Array, " n"], u_cmd: Float[Array, " n"]
                 ) -> tuple[Float[Array, " n"], Float[Array, " n"], Float[Array, " n"]]:
         w_cmd = jnp.clip(safe_sqrt(u_cmd), platform.rotor_speed_min, platform.rotor_speed_max)
@@ -259,6 +267,10 @@ class AbstractServo(eqx.Module):
         ``current`` is the integrated servo state, ``command`` the commanded angle; a
         servo without lag applies the command (zero rate), a lagged one applies its state.
         """
+
+    def max_rate(self):
+        """The largest angle rate the servo can move at [rad/s] (``None``: unbounded, the default)."""
+        return None
 
 
 @register("servo", "ideal")
@@ -289,6 +301,10 @@ class FirstOrderServo(AbstractServo):
         self.rate_limit = _as_param("FirstOrderServo", "rate_limit", rate_limit)
         _check_positive("FirstOrderServo", "time_constant", self.time_constant, "pass e.g. 0.05 s")
         _check_positive("FirstOrderServo", "rate_limit", self.rate_limit, "pass e.g. 6.0 rad/s")
+
+    def max_rate(self):
+        """``rate_limit`` [rad/s]."""
+        return self.rate_limit
 
     def applied(self, current: AngleArray, command: AngleArray) -> tuple[AngleArray, AngleArray]:
         rate = jnp.clip((command - current) / self.time_constant, -self.rate_limit, self.rate_limit)

@@ -160,7 +160,7 @@ def servo_saturation_fraction(traj: Trajectory, platform: Platform, flight=None)
     if flight is None:
         return jnp.full((), jnp.nan, dtype=dtype)
     dt = jnp.diff(traj.t)
-    rate_limit = getattr(flight.actuators.servo, "rate_limit", None)
+    rate_limit = flight.actuators.servo.max_rate()
     sat = jnp.zeros(dt.shape, dtype=bool)
     for key in platform.tilting:
         a = getattr(traj, key).reshape(traj.t.shape[0], -1)

@@ -104,9 +104,9 @@ class Randomization(eqx.Module):
             (platform.mass * (1.0 + self.mass * u[0]), d[:, None] * platform.inertia * d[None, :],
              platform.c_f * (1.0 + self.c_f * u[4:4 + n]), platform.c_tau * (1.0 + self.c_tau * u[4 + n:4 + 2 * n])))
         motor = flight.actuators.motor
-        if self.motor_time_constant and getattr(motor, "time_constant", None) is not None:
-            flight = eqx.tree_at(lambda f: f.actuators.motor.time_constant, flight,
-                                 motor.time_constant * (1.0 + self.motor_time_constant * u[4 + 2 * n]))
+        if self.motor_time_constant:  # a motor without lag has none to scale
+            flight = eqx.tree_at(lambda f: f.actuators.motor, flight,
+                                 motor.with_lag_scaled(1.0 + self.motor_time_constant * u[4 + 2 * n]))
         if self.wind_speed is not None:
             if flight.wind is None:
                 raise ValueError("Randomization parameter `wind_speed` needs a flight with wind (a drag model). "

@@ -112,8 +112,17 @@ def assemble_trajectory(t, states, applied, limits, *, solver_ok, num_steps, u_c
         limits: the :class:`~jaxrotor.flight.DivergenceLimits` of :func:`divergence_flag`.
         solver_ok: ``()`` bool, the plant's numerics succeeded.
         num_steps: ``()`` plant (solver) steps taken.
-        u_cmd, wrench_requested, wrench_achieved, saturated, p_ref, v_ref, a_ref, R_ref, controller_state,
-            contact_force, motor_speed: the :class:`Trajectory` fields of the same names.
+        u_cmd: ``(T, n)`` commanded rotor inputs [rad^2/s^2].
+        wrench_requested: ``(T, 6)`` body wrench asked of the allocator [N, N m].
+        wrench_achieved: ``(T, 6)`` body wrench the rotors deliver [N, N m].
+        saturated: ``(T, n)`` bool, a rotor command hit a bound.
+        p_ref: ``(T, 3)`` reference position [m].
+        v_ref: ``(T, 3)`` reference velocity [m/s].
+        a_ref: ``(T, 3)`` reference acceleration [m/s^2].
+        R_ref: ``(T, 3, 3)`` reference attitude.
+        controller_state: the controller's integral state at each sample (``None`` open-loop).
+        contact_force: ``(T, 3)`` floor force on the vehicle [N] (default zeros).
+        motor_speed: ``(T, n)`` motor-model rotor speeds [rad/s] (default ``applied.rotor_speed``).
     """
     solver_ok = jnp.asarray(solver_ok)
     if motor_speed is None:

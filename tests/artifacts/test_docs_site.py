@@ -55,8 +55,11 @@ def test_every_public_module_has_an_api_page():
 def test_the_key_names_are_documented_on_the_api_pages():
     # the names the site must list, each in the module whose page documents it
     key = {
-        "jaxrotor.simulate": ["simulate", "simulate_open_loop"],
-        "jaxrotor.flight": ["Flight", "fly"],
+        "jaxrotor.simulation": ["simulate", "simulate_open_loop"],
+        "jaxrotor.flight": ["Flight", "flight_computer"],
+        "jaxrotor.loop": ["fly"],
+        "jaxrotor.plant": ["AbstractPlant", "AnalyticPlant"],
+        "jaxrotor.physics.plants": ["MJXPlant", "MuJoCoPlant"],
         "jaxrotor.design.platform": ["Platform", "star_platform"],
         "jaxrotor.control": ["FullyActuatedSE3", "UnderactuatedSE3"],
         "jaxrotor.allocators": ["PseudoInverse", "Clip", "BoxLS", "TorquePriority"],
@@ -104,7 +107,8 @@ def test_mkdocs_build_strict(tmp_path):
     assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
     # the API pages carry the docstrings of the key names
     simulate_page = (site / "api" / "simulate" / "index.html").read_text()
-    assert 'id="jaxrotor.simulate.simulate"' in simulate_page
+    assert 'id="jaxrotor.simulation.simulate"' in simulate_page
+    assert 'id="jaxrotor.loop.fly"' in simulate_page
     assert 'id="jaxrotor.flight.Flight"' in simulate_page
     platform_page = (site / "api" / "platform" / "index.html").read_text()
     assert 'id="jaxrotor.design.platform.Platform"' in platform_page

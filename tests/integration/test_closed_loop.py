@@ -14,7 +14,7 @@ from jaxrotor.control import FullyActuatedSE3, UnderactuatedSE3
 from jaxrotor import fly
 from jaxrotor.metrics import flight_metrics, mae, max_abs, orientation_error, position_error
 from jaxrotor.reference import FigureEight, Hover, paper_maneuver
-from jaxrotor.simulate import simulate
+from jaxrotor.simulation import simulate
 from jaxrotor.workflows.usecase import PAPER_TABLE_IV, paper_realistic_spec, paper_reproduction_spec
 
 FIXED = jr.Integrator(adaptive=False, dt=0.005)
@@ -141,7 +141,7 @@ def test_float32_closed_loop_runs(tmp_path):
         from jaxrotor import presets
         from jaxrotor.control import FullyActuatedSE3
         from jaxrotor.reference import paper_maneuver
-        from jaxrotor.simulate import simulate
+        from jaxrotor.simulation import simulate
         tr = simulate(presets.paper_hexarotor(), FullyActuatedSE3(), paper_maneuver(), t1=10.0,
                       integrator=jr.Integrator(adaptive=False, dt=0.01))
         assert tr.p.dtype == jnp.float32, tr.p.dtype

@@ -14,7 +14,7 @@ from jaxrotor.dynamics import WrenchCommand
 from jaxrotor.flight import DivergenceLimits
 from jaxrotor.metrics import mae, position_error
 from jaxrotor.reference import Hover
-from jaxrotor.simulate import simulate, simulate_open_loop
+from jaxrotor.simulation import simulate, simulate_open_loop
 
 # --------------------------------------------------------------------------- runaway on norms
 

@@ -62,7 +62,7 @@ def test_flight_terms_are_the_metrics_of_jaxrotor_metrics():
     ref = jr.reference.Sequence((Hover((0.0, 0.0, 1.0), 0.3), jr.reference.FigureEight(0.7, period=8.0)))
     flight = Flight(ref, integrator=jr.Integrator(adaptive=False, dt=0.01))
     design = _design(_tilted(0.3, 0.1), flight)
-    traj = jr.flight.fly(design.platform, design.controller, flight)
+    traj = jr.fly(design.platform, design.controller, flight)
     m = jr.metrics.flight_metrics(traj, design.platform)
     assert float(m.rmse_position) > 1e-4
     assert float(ob.Tracking("rmse").measure(design, traj)) == pytest.approx(float(m.rmse_position), rel=1e-12)

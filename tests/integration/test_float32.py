@@ -37,7 +37,7 @@ SCRIPT = textwrap.dedent(
     from jaxrotor import presets
     from jaxrotor.control import FullyActuatedSE3
     from jaxrotor import fly
-from jaxrotor.flight import Flight
+    from jaxrotor.flight import Flight
     from jaxrotor.integrate import fixed_step_grid
     from jaxrotor.io.config import load
     from jaxrotor.reference import paper_maneuver

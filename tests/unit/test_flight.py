@@ -12,7 +12,7 @@ from jaxrotor import presets
 from jaxrotor.control import FullyActuatedSE3
 from jaxrotor.flight import DivergenceLimits
 from jaxrotor.reference import Hover, paper_maneuver
-from jaxrotor.simulate import simulate
+from jaxrotor.simulation import simulate
 from jaxrotor.trajectory import divergence_flag
 
 # --------------------------------------------------------------------------- runaway on norms

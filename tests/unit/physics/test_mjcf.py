@@ -21,7 +21,7 @@ from jaxrotor.physics import (
     contact_force,
     paper_hexarotor_parts,
 )
-from jaxrotor.simulate import simulate_open_loop
+from jaxrotor.simulation import simulate_open_loop
 
 
 @pytest.fixture(scope="module")
