@@ -17,7 +17,9 @@ Two modes, chosen statically by :class:`Integrator`:
 
 What reverse mode stores in a fixed-step solve is chosen by a strategy object,
 ``Integrator(checkpoint=...)``: :class:`AutoCheckpoint` (default), :class:`StepCheckpoint`,
-:class:`IntervalCheckpoint`, :class:`NoCheckpoint`, or a user's own :class:`AbstractCheckpoint`.
+:class:`IntervalCheckpoint`, :class:`NoCheckpoint`, or a user's own :class:`AbstractCheckpoint`
+(defined in :mod:`jaxrotor.checkpoint`). The step grid, the save schedule and the explicit
+Runge-Kutta steps live in :mod:`jaxrotor.fixed_step`; every name is importable from here.
 
 Failures never raise inside compiled code (``throw=False``); the diffrax result
 code comes back so a caller can flag the run (see ``Trajectory.diverged``).
@@ -46,9 +48,7 @@ float32 neighbours.
 
 from __future__ import annotations
 
-import abc
 import operator
-import warnings
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -57,7 +57,17 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.flatten_util import ravel_pytree
+
+from .checkpoint import AUTO_INTERVAL_STEPS as AUTO_INTERVAL_STEPS
+from .checkpoint import AbstractCheckpoint as AbstractCheckpoint
+from .checkpoint import AutoCheckpoint as AutoCheckpoint
+from .checkpoint import IntervalCheckpoint as IntervalCheckpoint
+from .checkpoint import NoCheckpoint as NoCheckpoint
+from .checkpoint import StepCheckpoint as StepCheckpoint
+from .checkpoint import _as_checkpoint
+from .fixed_step import SaveSchedule as SaveSchedule
+from .fixed_step import _flat, _stepper
+from .fixed_step import fixed_step_grid as fixed_step_grid
 
 __all__ = ["RK4", "TOLERANCES", "AbstractCheckpoint", "AutoCheckpoint", "Integrator", "IntervalCheckpoint", "NoCheckpoint",
            "SaveSchedule", "StepCheckpoint", "fixed_step_grid", "fixed_steps", "integrate", "integrate_fixed_step",
@@ -96,172 +106,6 @@ class RK4(diffrax.AbstractERK):
         """4."""
         return 4
 
-
-#: ``AutoCheckpoint()`` recomputes whole save intervals in reverse mode when none holds more steps than this
-#: (the residuals of this many steps are live at once), else single steps.
-AUTO_INTERVAL_STEPS = 16
-
-
-def _as_policy(policy):
-    """A checkpoint ``policy`` as given (``None``, a ``jax.checkpoint_policies`` name or a callable), validated."""
-    if policy is None or (callable(policy) and not isinstance(policy, str)):
-        return policy
-    if isinstance(policy, str) and callable(getattr(jax.checkpoint_policies, policy, None)):
-        return policy
-    raise ValueError(f"checkpoint parameter `policy` = {policy!r} is not a policy in jax.checkpoint_policies. Fix: "
-                     "pass None (recompute everything), a name such as 'dots_with_no_batch_dims_saveable', or a "
-                     "policy callable such as jax.checkpoint_policies.save_only_these_names('x').")
-
-
-def _remat(fn: Callable, policy) -> Callable:
-    """``jax.checkpoint(fn)`` under ``policy`` (a ``jax.checkpoint_policies`` name, a callable or ``None``)."""
-    return jax.checkpoint(fn, prevent_cse=False,
-                          policy=getattr(jax.checkpoint_policies, policy) if isinstance(policy, str) else policy)
-
-
-class AbstractCheckpoint(eqx.Module):
-    """What reverse mode stores in a fixed-step solve, and what it recomputes (as ``diffrax`` chooses an adjoint).
-
-    A fixed-step solve (:func:`integrate_fixed_step`, :func:`fixed_steps`) is a loop over
-    save intervals, each a loop over steps. Before tracing, it hands its two loop bodies
-    to the strategy, which returns them wrapped (typically in ``jax.checkpoint``) or as
-    they are:
-
-    * ``wrap_step(step, interval_steps)``: ``step(y, solver_state, t_a, t_b) ->
-      (y1, dense_info, solver_state1, result)``, one step from ``t_a`` to ``t_b`` [s] of the
-      flat state vector ``y``;
-    * ``wrap_interval(interval, interval_steps)``: the steps of one save interval (all
-      ``n_steps`` of a :func:`fixed_steps` call), a function of the loop carry.
-
-    ``interval_steps`` is the largest number of steps one save interval holds (static).
-    The wrappers change what reverse mode stores and recomputes, never a value: every
-    strategy gives the same solution and the same gradient to rounding. Subclass this (an
-    ``equinox.Module`` with static fields) to define your own; the loop calls only these
-    two methods.
-    """
-
-    @abc.abstractmethod
-    def wrap_step(self, step: Callable, interval_steps: int) -> Callable:
-        """``step``, or a function with the same signature and value (e.g. ``jax.checkpoint(step)``)."""
-
-    @abc.abstractmethod
-    def wrap_interval(self, interval: Callable, interval_steps: int) -> Callable:
-        """``interval``, or a function with the same signature and value (e.g. ``jax.checkpoint(interval)``)."""
-
-
-class NoCheckpoint(AbstractCheckpoint):
-    """Store every stage's intermediates: no recomputation (memory per step = the stages' residuals)."""
-
-    def wrap_step(self, step, interval_steps):
-        """``step`` unchanged."""
-        return step
-
-    def wrap_interval(self, interval, interval_steps):
-        """``interval`` unchanged."""
-        return interval
-
-
-class StepCheckpoint(AbstractCheckpoint):
-    """Recompute each step from the state stored before it (``jax.checkpoint`` around one step).
-
-    Memory per step = one state (plus what ``policy`` keeps).
-
-    Attributes:
-        policy: ``None`` (default: recompute everything), the name of a
-            ``jax.checkpoint_policies`` policy (e.g. ``"dots_with_no_batch_dims_saveable"``)
-            or a policy callable, saying which intermediates are kept rather than recomputed.
-    """
-
-    policy: str | Callable | None = eqx.field(static=True, default=None, converter=_as_policy)
-
-    def wrap_step(self, step, interval_steps):
-        """``jax.checkpoint(step, policy=policy)``."""
-        return _remat(step, self.policy)
-
-    def wrap_interval(self, interval, interval_steps):
-        """``interval`` unchanged."""
-        return interval
-
-
-class IntervalCheckpoint(AbstractCheckpoint):
-    """Store one state per save time and recompute the steps between two saves (``jax.checkpoint`` per interval).
-
-    The backward pass holds every step's residuals of one interval at a time, so a solve
-    that saves only ``t1`` stores as much as :class:`NoCheckpoint`.
-
-    Attributes:
-        policy: as :class:`StepCheckpoint`.
-    """
-
-    policy: str | Callable | None = eqx.field(static=True, default=None, converter=_as_policy)
-
-    def wrap_step(self, step, interval_steps):
-        """``step`` unchanged."""
-        return step
-
-    def wrap_interval(self, interval, interval_steps):
-        """``jax.checkpoint(interval, policy=policy)``."""
-        return _remat(interval, self.policy)
-
-
-class AutoCheckpoint(AbstractCheckpoint):
-    """The default: :class:`IntervalCheckpoint` when no save interval holds more than ``max_interval_steps`` steps,
-    else :class:`StepCheckpoint` (both with ``policy``).
-
-    On the 45 s use case saved every step, reverse mode measured 10-20 % cheaper than
-    :class:`StepCheckpoint`.
-
-    Attributes:
-        max_interval_steps: the most steps per save interval for which whole intervals are
-            recomputed (default :data:`AUTO_INTERVAL_STEPS` = 16; their residuals are live at once).
-        policy: as :class:`StepCheckpoint`.
-    """
-
-    max_interval_steps: int = eqx.field(static=True, default=AUTO_INTERVAL_STEPS)
-    policy: str | Callable | None = eqx.field(static=True, default=None, converter=_as_policy)
-
-    def __check_init__(self):
-        if isinstance(self.max_interval_steps, bool) or not isinstance(self.max_interval_steps, int) or not (
-                self.max_interval_steps >= 1):
-            raise ValueError(f"AutoCheckpoint parameter `max_interval_steps` = {self.max_interval_steps!r} is invalid. "
-                             f"Fix: pass a positive int, e.g. {AUTO_INTERVAL_STEPS}.")
-
-    def choose(self, interval_steps: int) -> AbstractCheckpoint:
-        """The strategy used for a solve whose save intervals hold at most ``interval_steps`` steps."""
-        if interval_steps <= self.max_interval_steps:
-            return IntervalCheckpoint(policy=self.policy)
-        return StepCheckpoint(policy=self.policy)
-
-    def wrap_step(self, step, interval_steps):
-        """As the chosen strategy (:meth:`choose`)."""
-        return self.choose(interval_steps).wrap_step(step, interval_steps)
-
-    def wrap_interval(self, interval, interval_steps):
-        """As the chosen strategy (:meth:`choose`)."""
-        return self.choose(interval_steps).wrap_interval(interval, interval_steps)
-
-
-#: The strategies the former string/bool values of ``Integrator(checkpoint=...)`` name.
-_CHECKPOINT_NAMES = {"auto": AutoCheckpoint, "step": StepCheckpoint, "interval": IntervalCheckpoint}
-
-
-def _as_checkpoint(value) -> AbstractCheckpoint:
-    """``Integrator.checkpoint`` as a strategy: a strategy as is; the former values ``True``/``"auto"``,
-    ``"step"``, ``"interval"``, ``False`` (deprecated) as :class:`AutoCheckpoint`, :class:`StepCheckpoint`,
-    :class:`IntervalCheckpoint`, :class:`NoCheckpoint`."""
-    if isinstance(value, AbstractCheckpoint):
-        return value
-    if isinstance(value, (bool, np.bool_)):
-        new = AutoCheckpoint() if value else NoCheckpoint()
-    elif isinstance(value, str) and value in _CHECKPOINT_NAMES:
-        new = _CHECKPOINT_NAMES[value]()
-    else:
-        raise ValueError(f"Integrator parameter `checkpoint` = {value!r} is invalid. Fix: pass a strategy, "
-                         "jaxrotor.AutoCheckpoint() (default), StepCheckpoint(), IntervalCheckpoint() or NoCheckpoint() "
-                         "(each but the last takes policy=...).")
-    warnings.warn(f"Integrator(checkpoint={value!r}) is deprecated and will be refused in the next release. "
-                  f"Fix: pass checkpoint=jaxrotor.{type(new).__name__}().", DeprecationWarning, stacklevel=3)
-    return new
 
 
 def tolerances(integrator: Integrator, dtype) -> tuple[float, float]:
@@ -351,41 +195,10 @@ class Integrator(eqx.Module):
             raise ValueError(f"Integrator parameter `max_steps` = {self.max_steps!r} is invalid. Fix: pass a positive int.")
 
 
-def fixed_step_grid(t0: float, t1: float, dt: float, jump_ts=(), dtype=None) -> np.ndarray:
-    """Step grid ``t0, t0 + dt, ..., t1`` that brackets every jump time in ``(t0, t1)``.
-
-    Each jump time ``t_j`` is replaced by the two floating-point neighbours
-    ``prevbefore(t_j)`` and ``nextafter(t_j)``: the step that ends at the jump sees
-    only the left limit of the vector field and the next one only the right limit,
-    exactly as diffrax's adaptive controllers treat ``jump_ts``. The step across
-    the jump itself has length of a few ulp of ``dtype`` (default: JAX's float type,
-    float32 unless x64 is enabled).
-    """
-    dtype = np.dtype(jnp.result_type(float)) if dtype is None else np.dtype(dtype)
-    n = max(1, int(np.ceil((t1 - t0) / dt - 1e-9)))
-    grid = np.linspace(t0, t1, n + 1).astype(dtype)
-    jumps = np.asarray([t for t in jump_ts if t0 < t < t1], dtype=dtype)
-    if jumps.size:
-        near = np.min(np.abs(grid[:, None] - jumps[None, :]), axis=1) < dt * 1e-3
-        bracket = np.concatenate([np.nextafter(jumps, -np.inf), np.nextafter(jumps, np.inf)])
-        grid = np.union1d(grid[~near], bracket)
-    return grid
-
-
 def save_times(t0: float, t1: float, save_dt: float) -> np.ndarray:
     """Uniform save grid ``t0, t0 + save_dt, ..., t1`` (the last point is exactly ``t1``)."""
     n = max(1, round((t1 - t0) / save_dt))
     return np.linspace(t0, t1, n + 1)
-
-
-def _flat(vector_field, y0):
-    """``(flat0, unravel, flat_field)``: ``y0`` as one flat vector and the vector field on such vectors."""
-    flat0, unravel = ravel_pytree(y0)
-
-    def flat_field(t, y, args):
-        return ravel_pytree(vector_field(t, unravel(y), args))[0]
-
-    return flat0, unravel, flat_field
 
 
 def integrate(vector_field, y0, t0: float, t1: float, *, args=None, integrator: Integrator = Integrator(),
@@ -443,170 +256,6 @@ def integrate(vector_field, y0, t0: float, t1: float, *, args=None, integrator: 
         throw=False,
     )
     return eqx.tree_at(lambda s: s.ys, sol, jax.vmap(unravel)(sol.ys))
-
-
-class SaveSchedule(eqx.Module):
-    """Where the save times fall on a fixed step grid (numpy, built once at trace time).
-
-    Save ``j`` lies in step ``k_j`` (``grid[k_j] < ts_j <= grid[k_j + 1]``; ``k_j = -1``
-    for ``ts_j <= grid[0]``, the initial state). Between save ``j - 1`` and save ``j``
-    the loop takes ``count_j = k_j - k_{j-1}`` steps, padded to ``length = max_j count_j``
-    with inactive slots.
-
-    Attributes:
-        starts: ``(T - n_initial, length)`` step start times [s] (inactive slots repeat a time).
-        ends: ``(T - n_initial, length)`` step end times [s] (inactive slots repeat a time).
-        active: ``(T - n_initial, length)`` bool, whether the slot is a real step.
-        exact: ``(T - n_initial,)`` bool, ``ts_j`` is the end of its step: the state is saved as is;
-            otherwise it is the solver's dense interpolant of step ``k_j`` evaluated at ``ts_j``.
-        ts: ``(T,)`` save times in the time type.
-        n_initial: how many leading save times equal ``t0`` (saved as the initial state, outside the loop).
-        steps: number of steps taken (up to the last save time).
-    """
-
-    starts: np.ndarray
-    ends: np.ndarray
-    active: np.ndarray
-    exact: np.ndarray
-    ts: np.ndarray
-    n_initial: int = eqx.field(static=True)
-    steps: int = eqx.field(static=True)
-
-    @classmethod
-    def build(cls, grid: np.ndarray, ts: np.ndarray) -> SaveSchedule:
-        """Schedule of the save times ``ts`` (ascending, within ``[grid[0], grid[-1]]``) on ``grid``."""
-        grid = np.asarray(grid)
-        ts = np.asarray(ts).astype(grid.dtype)
-        if np.any(np.diff(ts) < 0) or ts[0] < grid[0] or ts[-1] > grid[-1]:
-            raise ValueError(f"integrate: save times `ts` must be ascending within [{grid[0]}, {grid[-1]}]. "
-                             "Fix: pass sorted times inside the time span.")
-        k = np.searchsorted(grid, ts, side="left") - 1  # grid[k] < ts <= grid[k + 1]
-        n_initial = int(np.sum(k < 0))  # saves at t0 are the initial state: not part of the loop
-        all_ts, ts, k = ts, ts[k >= 0], k[k >= 0]
-        if not ts.size:
-            empty = np.zeros((0, 1), grid.dtype)
-            return cls(starts=empty, ends=empty, active=np.zeros((0, 1), bool), exact=np.zeros(0, bool), ts=all_ts,
-                       n_initial=n_initial, steps=0)
-        counts = np.diff(np.concatenate([[-1], k]))
-        length = max(1, int(counts.max()))
-        first = np.concatenate([[0], k[:-1] + 1])  # first step index of each save interval
-        idx = first[:, None] + np.arange(length)[None, :]
-        active = np.arange(length)[None, :] < counts[:, None]
-        idx_c = np.clip(idx, 0, len(grid) - 2)
-        exact = grid[k + 1] == ts
-        return cls(starts=grid[idx_c], ends=grid[idx_c + 1], active=active, exact=exact, ts=all_ts,
-                   n_initial=n_initial, steps=int(k.max()) + 1)
-
-
-def _explicit_tableau(solver) -> diffrax.ButcherTableau | None:
-    """The Butcher tableau of an explicit Runge-Kutta diffrax solver (``None`` for any other solver)."""
-    tab = getattr(solver, "tableau", None)
-    if not isinstance(solver, diffrax.AbstractERK) or not isinstance(tab, diffrax.ButcherTableau):
-        return None
-    if (tab.a_diagonal is not None and np.any(tab.a_diagonal != 0)) or tab.c1 != 0:
-        return None
-    return tab
-
-
-def _erk_step(tab: diffrax.ButcherTableau, f, t0, t1, y0, f0):
-    """One step of the explicit method ``tab`` with its stages written out (what ``AbstractERK.step`` computes).
-
-    ``k_i = h f(t0 + c_i h, y0 + sum_j a_ij k_j)`` (``t1`` itself where ``c_i = 1``),
-    ``y1 = y0 + sum_i b_i k_i`` (the last stage's argument when the method is
-    solution-as-last-stage). The stages are straight-line code (XLA fuses across them;
-    the vector field is traced once per stage). ``f0 = f(t0, y0)`` is reused when the
-    method is first-same-as-last (FSAL), and ``f(t1, y1)`` is returned for the next step.
-
-    Returns:
-        ``(y1, dense_info, f1)``: ``dense_info = {"y0", "y1", "k"}`` as diffrax's
-        interpolation classes take it, ``f1`` the FSAL value (``None`` otherwise).
-    """
-    h = t1 - t0
-    fs = [f0 if tab.fsal else f(t0, y0)]
-    ks = [h * fs[0]]
-    yi = y0
-    for ci, row in zip(tab.c, tab.a_lower):
-        yi = y0
-        for a, k in zip(row, ks):
-            if a != 0:
-                yi = yi + float(a) * k
-        fs.append(f(t1 if ci == 1 else t0 + float(ci) * h, yi))
-        ks.append(h * fs[-1])
-    if tab.ssal:
-        y1 = yi
-    else:
-        y1 = y0
-        for b, k in zip(tab.b_sol, ks):
-            if b != 0:
-                y1 = y1 + float(b) * k
-    return y1, {"y0": y0, "y1": y1, "k": jnp.stack(ks)}, (fs[-1] if tab.fsal else None)
-
-
-def _erk_step_scan(tab: diffrax.ButcherTableau, f, t0, t1, y0, f0):
-    """One step of the explicit method ``tab`` (what ``AbstractERK.step`` computes, in a plain ``lax.scan``).
-
-    ``k_i = h f(t0 + c_i h, y0 + sum_j a_ij k_j)`` (``t1`` itself where ``c_i = 1``),
-    ``y1 = y0 + sum_i b_i k_i`` (the last stage's argument when the method is
-    solution-as-last-stage). The stages are one ``lax.scan`` over the rows of the
-    tableau, so the vector field is traced once. ``f0 = f(t0, y0)`` is reused when the
-    method is first-same-as-last (FSAL), and ``f(t1, y1)`` is returned for the next step.
-
-    Returns:
-        ``(y1, dense_info, f1)``: ``dense_info = {"y0", "y1", "k"}`` as diffrax's
-        interpolation classes take it, ``f1`` the FSAL value (``None`` otherwise).
-    """
-    s = len(tab.b_sol)
-    a = np.zeros((s, s))
-    for i, row in enumerate(tab.a_lower):
-        a[i + 1, : len(row)] = row
-    c = np.concatenate([[0.0], tab.c])
-    h = t1 - t0
-    dtype = y0.dtype
-    first = 1 if tab.fsal else 0
-    ks = jnp.zeros((s,) + y0.shape, dtype)
-    if tab.fsal:
-        ks = ks.at[0].set(h * f0)
-
-    def stage(carry, x):
-        ks, _, _ = carry
-        i, a_i, c_i = x
-        yi = y0 + jnp.tensordot(a_i.astype(dtype), ks, axes=1)
-        fi = f(jnp.where(c_i == 1, t1, t0 + c_i.astype(h.dtype) * h), yi)
-        return (ks.at[i].set(h * fi), yi, fi), None
-
-    (ks, y_last, f_last), _ = jax.lax.scan(stage, (ks, y0, jnp.zeros_like(y0)),
-                                           (jnp.arange(first, s), jnp.asarray(a[first:]), jnp.asarray(c[first:])))
-    y1 = y_last if tab.ssal else y0 + jnp.tensordot(jnp.asarray(tab.b_sol, dtype), ks, axes=1)
-    return y1, {"y0": y0, "y1": y1, "k": ks}, (f_last if tab.fsal else None)
-
-
-def _stepper(solver, flat_field, args, unroll: bool, t_a, t_b, y0):
-    """``(state0, one_step)`` of ``solver`` on the flat vector field ``flat_field(t, y, args)``.
-
-    ``one_step(y, state, t_a, t_b) -> (y1, dense_info, state1, result)``: an explicit
-    Runge-Kutta solver (:func:`_explicit_tableau`) is stepped from its tableau, its stages
-    written out (:func:`_erk_step`, ``unroll``) or in a ``lax.scan`` (:func:`_erk_step_scan`),
-    ``state`` the first-same-as-last value ``f(t, y)`` (``None`` for other tableaus); any other
-    solver through its own ``step`` from ``solver.init`` over the first step ``(t_a, t_b)``.
-    """
-    ok = diffrax.RESULTS.successful
-    tableau = _explicit_tableau(solver)
-    if tableau is not None:
-        state0 = flat_field(t_a, y0, args) if tableau.fsal else None
-
-        def one_step(y, state, ta, tb):
-            stepper = _erk_step if unroll else _erk_step_scan
-            y1, dense, f1 = stepper(tableau, lambda t, x: flat_field(t, x, args), ta, tb, y, state)
-            return y1, dense, f1, ok
-
-        return state0, one_step
-    term = diffrax.ODETerm(flat_field)
-
-    def one_step(y, state, ta, tb):
-        y1, _, dense, state1, res = solver.step(term, ta, tb, y, args, state, False)
-        return y1, dense, state1, res
-
-    return solver.init(term, t_a, t_b, y0, args), one_step
 
 
 def fixed_steps(vector_field, y0, t0, dt, n_steps: int, *, args=None, integrator: Integrator):
@@ -688,7 +337,7 @@ def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
     * An explicit Runge-Kutta solver (``diffrax.AbstractERK`` with a Butcher tableau:
       Tsit5, Dopri5, Bosh3, Heun, :class:`RK4`, ...) is stepped from its tableau, with the
       same stages and weights as its ``step``: in a plain ``lax.scan`` over the stages
-      (:func:`_erk_step_scan`, the default) or written out (:func:`_erk_step`,
+      (``_erk_step_scan`` in :mod:`jaxrotor.fixed_step`, the default) or written out (``_erk_step``,
       ``integrator.unroll``), instead of diffrax's general stage loop; any other solver
       through its own ``step``.
     * Everything not carried (the vector field's arguments) is a loop constant.

@@ -1,7 +1,7 @@
 """Vehicle design: the :class:`Platform` (geometry, rotors, rigid body; eqs. 3-4, Table I labels),
 layout builders and named presets.
 
-Dependencies run one way: ``platform`` <- ``layouts`` <- ``presets``.
+Dependencies run one way: ``validation`` <- ``platform`` <- ``layouts`` <- ``presets``.
 """
 
 from . import layouts, platform, presets

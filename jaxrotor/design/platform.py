@@ -12,6 +12,8 @@ angles are stored as an ``(n,)`` leaf. The shape of the leaf is therefore what
 the Table I label reports (``alpha_0`` vs ``alpha_i``).
 
 Conventions: body frame FLU at the centre of mass, SI units, angles in radians.
+Every platform is checked at construction by
+:func:`jaxrotor.design.validation.validate_platform` (shapes always, values when concrete).
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ import math
 from collections.abc import Sequence
 
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
@@ -28,6 +29,10 @@ from jaxtyping import ArrayLike, Float
 
 from .. import so3
 from .._util import as_float as _float
+from .validation import TILT_ANGLES as TILT_ANGLES
+from .validation import is_concrete as is_concrete
+from .validation import parameter_error
+from .validation import validate_platform
 
 __all__ = [
     "Platform",
@@ -42,24 +47,11 @@ __all__ = [
     "is_concrete",
 ]
 
-TILT_ANGLES = ("alpha", "beta")
 #: Annotation of a tilt-angle argument [rad]: ``()`` for an interdependent ``alpha_0``/``beta_0``,
 #: ``(n,)`` for per-rotor ``alpha_i``/``beta_i`` (``n`` binds with the other arrays of the call).
 AngleLike = Float[ArrayLike, ""] | Float[ArrayLike, " n"]
 #: The same for a JAX array (platform fields, vehicle state, allocation records).
 AngleArray = Float[Array, ""] | Float[Array, " n"]
-_HALF_PI = math.pi / 2
-
-
-def is_concrete(*xs) -> bool:
-    """Whether no leaf of ``xs`` is a JAX tracer (i.e. the values can be checked eagerly)."""
-    return not any(isinstance(leaf, jax.core.Tracer) for x in xs for leaf in jax.tree_util.tree_leaves(x))
-
-
-def _bad(param: str, value, why: str, fix: str) -> ValueError:
-    v = np.asarray(value)
-    shown = np.array2string(v, precision=6, threshold=12) if v.ndim else repr(v.item())
-    return ValueError(f"Platform parameter `{param}` = {shown} is invalid: {why}. Fix: {fix}.")
 
 
 class Platform(eqx.Module):
@@ -119,7 +111,7 @@ class Platform(eqx.Module):
     name: str = eqx.field(static=True, default="platform")
 
     def __check_init__(self):
-        _validate(self)
+        validate_platform(self)
 
     @property
     def n_rotors(self) -> int:
@@ -149,121 +141,6 @@ class Platform(eqx.Module):
     def label(self, ascii: bool = False) -> str:
         """Table I class label, e.g. ``CS_α0β0-Ted_6R`` (see :func:`class_label`)."""
         return class_label(self, ascii=ascii)
-
-
-# --------------------------------------------------------------------------- validation
-
-
-def _validate(p: Platform) -> None:
-    n = p.c_f.shape[0] if p.c_f.ndim == 1 else None
-    if n is None or n < 1:
-        raise _bad("c_f", p.c_f, "expected a 1-D array with one entry per rotor (n >= 1)", "pass c_f with shape (n,)")
-    per_rotor = {
-        "gamma": p.gamma,
-        "delta": p.delta,
-        "alpha_sign": p.alpha_sign,
-        "beta_sign": p.beta_sign,
-        "c_tau": p.c_tau,
-        "kappa": p.kappa,
-        "rotor_speed_min": p.rotor_speed_min,
-        "rotor_speed_max": p.rotor_speed_max,
-    }
-    for name, arr in per_rotor.items():
-        if arr.shape != (n,):
-            raise ValueError(
-                f"Platform parameter `{name}` has shape {tuple(arr.shape)} but there are {n} rotors "
-                f"(from `c_f`). Fix: give `{name}` exactly one entry per rotor, shape ({n},)."
-            )
-    for name in ("alpha", "beta"):
-        arr = getattr(p, name)
-        if arr.shape not in ((), (n,)):
-            raise ValueError(
-                f"Platform parameter `{name}` has shape {tuple(arr.shape)}; expected () for an interdependent "
-                f"angle ({name}_0) or ({n},) for independent per-rotor angles. Fix: pass a scalar or {n} values."
-            )
-    for name, arr, shape in (("positions", p.positions, (n, 3)), ("axes", p.axes, (n, 3))):
-        if arr is not None and arr.shape != shape:
-            raise ValueError(
-                f"Platform parameter `{name}` has shape {tuple(arr.shape)} but there are {n} rotors. "
-                f"Fix: pass explicit {name} with shape {shape}."
-            )
-    if p.arm_length.shape != () or p.mass.shape != () or p.gravity.shape != ():
-        raise ValueError("Platform parameters `arm_length`, `mass` and `gravity` must be scalars. Fix: pass floats.")
-    if p.inertia.shape != (3, 3):
-        raise _bad("inertia", p.inertia, f"expected shape (3, 3), got {tuple(p.inertia.shape)}", "pass a 3x3 matrix")
-    bad_tilt = set(p.tilting) - set(TILT_ANGLES)
-    if bad_tilt:
-        raise ValueError(
-            f"Platform parameter `tilting` = {p.tilting!r} names unknown angles {sorted(bad_tilt)}. "
-            f"Fix: use a subset of {TILT_ANGLES}."
-        )
-    if p.axes is not None and p.tilting:
-        raise ValueError(
-            "Platform parameter `tilting` = %r cannot be used with explicit `axes`: a tilting platform's axes come "
-            "from its cant/dihedral angles (eq. 4). Fix: give angles instead of axes, or set tilting=()." % (p.tilting,)
-        )
-
-    leaves = [p.arm_length, p.gamma, p.delta, p.alpha, p.beta, p.alpha_sign, p.beta_sign, p.positions, p.axes,
-              p.c_f, p.c_tau, p.kappa, p.mass, p.inertia, p.gravity, p.rotor_speed_min, p.rotor_speed_max]
-    if not is_concrete(leaves):
-        return  # values are checked on concrete platforms only (construction outside jit/vmap)
-
-    def f(x):
-        return np.asarray(x, dtype=float)
-
-    names = ["arm_length", "gamma", "delta", "alpha", "beta", "alpha_sign", "beta_sign", "positions", "axes",
-             "c_f", "c_tau", "kappa", "mass", "inertia", "gravity", "rotor_speed_min"]
-    for name, arr in zip(names, leaves):
-        if arr is not None and not np.all(np.isfinite(f(arr))):
-            raise _bad(name, arr, "contains NaN or infinity", f"give finite values for `{name}`")
-    if np.any(np.isnan(f(p.rotor_speed_max))):
-        raise _bad("rotor_speed_max", p.rotor_speed_max, "contains NaN", "give finite values or inf for no upper bound")
-
-    if f(p.mass) <= 0:
-        raise _bad("mass", p.mass, "the total mass must be > 0 kg", "pass a positive mass in kilograms")
-    if f(p.gravity) <= 0:
-        raise _bad("gravity", p.gravity, "g must be > 0 m/s^2 (gravity acts along -z_W)", "pass e.g. 9.81")
-    if p.positions is None and f(p.arm_length) <= 0:
-        raise _bad("arm_length", p.arm_length, "the arm length must be > 0 m", "pass a positive arm length in metres")
-    J = f(p.inertia)
-    if not np.allclose(J, J.T, rtol=1e-9, atol=1e-12 * max(1.0, np.abs(J).max())):
-        raise _bad("inertia", J, "the inertia matrix must be symmetric", "pass J with J == J.T (kg m^2, body frame)")
-    eig = np.linalg.eigvalsh(J)
-    if eig.min() <= 0:
-        raise _bad("inertia", J, f"the inertia matrix must be positive definite (smallest eigenvalue {eig.min():.3g})",
-                   "pass a symmetric positive-definite J in kg m^2")
-    if np.any(f(p.c_f) <= 0):
-        raise _bad("c_f", p.c_f, "thrust coefficients must be > 0", "pass c_f > 0 in N s^2/rad^2 for every rotor")
-    if np.any(f(p.c_tau) < 0):
-        raise _bad("c_tau", p.c_tau, "drag-torque coefficients must be >= 0",
-                   "pass c_tau >= 0 in N m s^2/rad^2; the spin direction goes in `kappa`")
-    if not np.all(np.isin(f(p.kappa), (-1.0, 1.0))):
-        raise _bad("kappa", p.kappa, "spin directions must be -1 (counter-clockwise) or +1 (clockwise)",
-                   "pass kappa_i in {-1, +1}")
-    for name in ("alpha_sign", "beta_sign"):
-        if not np.all(np.isin(f(getattr(p, name)), (-1.0, 0.0, 1.0))):
-            raise _bad(name, getattr(p, name), "a sign pattern must hold only -1, 0 or +1",
-                       f"pass `{name}` like (-1)**i")
-    if np.any(f(p.rotor_speed_min) < 0) or np.any(f(p.rotor_speed_max) <= f(p.rotor_speed_min)):
-        raise _bad("rotor_speed_max", p.rotor_speed_max, f"rotor speed bounds need 0 <= rotor_speed_min < rotor_speed_max (rotor_speed_min = "
-                   f"{f(p.rotor_speed_min).tolist()})", "pass rotor_speed_min >= 0 and rotor_speed_max > rotor_speed_min in rad/s")
-    if p.positions is None:
-        d = f(p.delta)
-        if np.any(d < 0) or np.any(d >= _HALF_PI):
-            raise _bad("delta", d, "elevation angles must lie in [0, pi/2)", "pass delta_i in radians within [0, pi/2)")
-    if p.axes is None:
-        a, b = (f(x) for x in per_rotor_angles(p))
-        if np.any(np.abs(a) >= _HALF_PI):
-            raise _bad("alpha", p.alpha, "cant angles alpha_i must lie in (-pi/2, pi/2)",
-                       "pass cant angles in radians with |alpha_i| < pi/2")
-        if np.any(b < 0) or np.any(b >= _HALF_PI):
-            raise _bad("beta", p.beta, "dihedral angles beta_i must lie in [0, pi/2)",
-                       "pass dihedral angles in radians within [0, pi/2) (check the sign pattern `beta_sign`)")
-    else:
-        norms = np.linalg.norm(f(p.axes), axis=1)
-        if np.any(np.abs(norms - 1.0) > 1e-6):
-            raise _bad("axes", p.axes, f"explicit spin axes must be unit vectors (norms {np.round(norms, 6).tolist()})",
-                       "normalise each row of `axes`")
 
 
 # --------------------------------------------------------------------------- geometry (eqs. 3-4)
@@ -404,8 +281,8 @@ def _finish(n, positions_for_inertia, mass, inertia, hub_mass, body_radius, body
             )
         body_mass = float(mass) - n * float(hub_mass)
         if body_mass <= 0:
-            raise _bad("hub_mass", hub_mass, f"{n} hubs of this mass weigh more than the total mass {mass} kg",
-                       "lower `hub_mass` or raise `mass`")
+            raise parameter_error("hub_mass", hub_mass, f"{n} hubs of this mass weigh more than the total mass {mass} kg",
+                                  "lower `hub_mass` or raise `mass`")
         return lumped_inertia(positions_for_inertia, hub_mass, body_mass, body_radius, body_height)
     J = _float(inertia)
     if J.shape == (3,):
@@ -466,8 +343,8 @@ def star_platform(
         A validated :class:`Platform`.
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise _bad("n", n if isinstance(n, (int, float, np.number)) else str(n), "the rotor count must be an integer",
-                   "pass an int, e.g. n=6")
+        raise parameter_error("n", n if isinstance(n, (int, float, np.number)) else str(n), "the rotor count must be an integer",
+                              "pass an int, e.g. n=6")
     n = int(n)
     if n < 1:
         raise ValueError(f"Platform parameter `n` = {n} is invalid: need at least one rotor. Fix: pass n >= 1.")
@@ -476,11 +353,11 @@ def star_platform(
         if pval is not None and (isinstance(pval, (str, bytes, bool)) or np.ndim(pval) != 0
                                  or not np.issubdtype(pval.dtype if hasattr(pval, "dtype") else np.asarray(pval).dtype,
                                                       np.number)):
-            raise _bad(pname, str(pval) if isinstance(pval, (str, bytes)) else pval, "expected one number",
-                       f"pass a single float for `{pname}`")
+            raise parameter_error(pname, str(pval) if isinstance(pval, (str, bytes)) else pval, "expected one number",
+                                  f"pass a single float for `{pname}`")
         if pname in ("body_radius", "body_height", "hub_mass") and pval is not None and is_concrete(pval) and not (
                 np.isfinite(float(pval)) and float(pval) >= 0):
-            raise _bad(pname, pval, "must be finite and >= 0", f"pass a non-negative `{pname}`")
+            raise parameter_error(pname, pval, "must be finite and >= 0", f"pass a non-negative `{pname}`")
     gamma_arr = _float([k * 2 * math.pi / n for k in range(n)]) if gamma is None else _per_rotor(gamma, n, "gamma")
     alpha_arr = _float(alpha)
     beta_arr = _float(beta)
@@ -556,7 +433,7 @@ def explicit_platform(
     """
     pos = _float(positions)
     if pos.ndim != 2 or pos.shape[1] != 3:
-        raise _bad("positions", pos, f"expected shape (n, 3), got {tuple(pos.shape)}", "pass one [x, y, z] row per rotor")
+        raise parameter_error("positions", pos, f"expected shape (n, 3), got {tuple(pos.shape)}", "pass one [x, y, z] row per rotor")
     n = pos.shape[0]
     ax = jnp.tile(_float([0.0, 0.0, 1.0]), (n, 1)) if axes is None else _float(axes)
     J = _finish(n, pos, mass, inertia, hub_mass, body_radius, body_height)

@@ -20,15 +20,15 @@ import pytest
 from beartype import beartype
 from jaxtyping import AbstractArray, TypeCheckError, jaxtyped
 
-from jaxrotor import allocation, allocators, control, dynamics, metrics, reference, so3, tilting
+from jaxrotor import allocation, allocators, control, dynamics, metrics, reference, so3, tilt_allocators, tilting
 import jaxrotor.analysis.report as report_mod
 from jaxrotor.analysis import measures, polytopes
 from jaxrotor.design import platform as platform_mod
 from jaxrotor.design import presets
-from jaxrotor.optimize import objectives
+from jaxrotor.optimize import design_terms, flight_terms, objectives, terms
 
 COVERED = [so3, dynamics, allocation, allocators, control, metrics, platform_mod, measures, polytopes, objectives,
-           tilting, reference]
+           terms, flight_terms, design_terms, tilting, tilt_allocators, reference]
 
 # (callable, array parameters, whether the return is (or holds) an array)
 ANNOTATED = [

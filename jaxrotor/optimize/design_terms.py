@@ -1,0 +1,174 @@
+"""Design terms: objective measures of the design alone, from :mod:`jaxrotor.analysis` (no flight).
+
+Each is an :class:`~jaxrotor.optimize.terms.AbstractDesignTerm` (``needs_flight = False``):
+conditioning, hover efficiency, lateral-force capability, rotor-loss margin and the exact
+force-polytope measures of the zero-moment force set; registered as ``[objective.<name>]``
+TOML kinds.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import equinox as eqx
+import jax.numpy as jnp
+from jax import Array
+from jaxtyping import Float
+
+from ..analysis import (condition_number, hover_efficiency, rotor_loss_margin, smooth_lateral_force_capability,
+                        zero_moment_measures)
+from ..registry import Option, register
+from .terms import AbstractDesignTerm
+
+__all__ = ["Conditioning", "HoverEfficiency", "LateralCapability", "RotorLossMargin", "ZeroMomentVolume",
+           "HoverSectionArea", "VolumeAboveHover"]
+
+_TEMPERATURE = Option(float, gt=0, doc="soft-min temperature", why="a smoothing temperature must be > 0")
+_NORMALIZE = Option(bool, doc="divide by a power of the weight m g (dimensionless)")
+
+
+@register("objective", "conditioning", options={"log": Option(bool, doc="log of the condition number")})
+class Conditioning(AbstractDesignTerm):
+    """Condition number ``sigma_1 / sigma_6`` of the unit-consistent allocation matrix
+    (:func:`jaxrotor.analysis.condition_number`); ``log=True`` gives ``log(kappa)``. Smaller is better.
+
+    Attributes:
+        log: static flag.
+    """
+
+    log: bool = eqx.field(static=True, default=False)
+    sense: ClassVar[int] = 1
+    name: ClassVar[str] = "conditioning"
+
+    def measure(self, design, traj=None) -> Float[Array, ""]:
+        """``()`` dimensionless (>= 1, or >= 0 as a log)."""
+        k = condition_number(design.platform)
+        return jnp.log(k) if self.log else k
+
+
+@register("objective", "hover_efficiency")
+class HoverEfficiency(AbstractDesignTerm):
+    """Hover efficiency ``eta`` (:func:`jaxrotor.analysis.hover_efficiency`): larger is better.
+
+    ``cos(alpha_0) cos(beta_0)`` for the symmetric tilted hexarotor; cost ``-eta``.
+    """
+
+    sense: ClassVar[int] = -1
+    name: ClassVar[str] = "hover_efficiency"
+
+    def measure(self, design, traj=None) -> Float[Array, ""]:
+        """``()`` in ``(0, 1]``."""
+        return hover_efficiency(design.platform)
+
+
+@register("objective", "lateral_capability", options={
+    "n_directions": Option(int, ge=1, doc="horizontal directions"), "temperature": _TEMPERATURE})
+class LateralCapability(AbstractDesignTerm):
+    """Lateral-force capability at level hover in units of the weight ``m g``: larger is better.
+
+    :func:`jaxrotor.analysis.smooth_lateral_force_capability` (barrier-smoothed
+    linear programs under the input bounds, soft minimum over ``n_directions``
+    horizontal directions) divided by ``m g``. Needs finite ``rotor_speed_max`` and a hover
+    input strictly inside the bounds (else NaN, which the problem's loss penalises).
+
+    Attributes:
+        n_directions: number of horizontal directions (static).
+        temperature: soft-min temperature as a fraction of ``m g`` (static).
+    """
+
+    n_directions: int = eqx.field(static=True, default=12)
+    temperature: float = eqx.field(static=True, default=1e-3)
+    sense: ClassVar[int] = -1
+    name: ClassVar[str] = "lateral_capability"
+
+    def measure(self, design, traj=None) -> Float[Array, ""]:
+        """``()`` capability / (m g), dimensionless."""
+        c = smooth_lateral_force_capability(design.platform, n_directions=self.n_directions,
+                                            temperature=self.temperature)
+        return c / design.platform.weight
+
+
+# --------------------------------------------------------------------------- rotor-loss margin
+
+
+@register("objective", "rotor_loss_margin", options={"temperature": _TEMPERATURE})
+class RotorLossMargin(AbstractDesignTerm):
+    """Hover margin after the worst single rotor loss (:func:`jaxrotor.analysis.rotor_loss_margin`): larger is better.
+
+    Attributes:
+        temperature: soft-min temperature over the lost rotor (static).
+    """
+
+    temperature: float = eqx.field(static=True, default=1e-3)
+    sense: ClassVar[int] = -1
+    name: ClassVar[str] = "rotor_loss_margin"
+
+    def measure(self, design, traj=None) -> Float[Array, ""]:
+        """``()`` dimensionless margin (negative when some single loss leaves no zero-moment input)."""
+        return rotor_loss_margin(design.platform, temperature=self.temperature)
+
+
+# --------------------------------------------------------------------------- force polytopes
+
+
+class _AbstractPolytopeTerm(AbstractDesignTerm):
+    """A measure of the zero-moment force set ``F_B`` (:func:`jaxrotor.analysis.zero_moment_measures`); larger is better.
+
+    Exact (not smoothed) and differentiable for ``n >= 6`` rotors with ``rank G = 6``
+    and finite ``rotor_speed_max``; ``normalize=True`` divides by ``(m g)^k`` (``k`` the
+    dimension) so the measure is dimensionless.
+    """
+
+    index: eqx.AbstractClassVar[int]
+    power: eqx.AbstractClassVar[int]
+    normalize: eqx.AbstractVar[bool]
+    sense: ClassVar[int] = -1
+
+    def measure(self, design, traj=None) -> Float[Array, ""]:
+        """``()`` in N^k, or in (m g)^k with ``normalize``."""
+        m = zero_moment_measures(design.platform)[self.index]
+        return m / design.platform.weight ** self.power if self.normalize else m
+
+
+@register("objective", "zero_moment_volume", options={"normalize": _NORMALIZE})
+class ZeroMomentVolume(_AbstractPolytopeTerm):
+    """Volume of the zero-moment force set ``F_B = {F u : M u = 0, u in bounds}`` [N^3]
+    (:func:`jaxrotor.analysis.zero_moment_force_volume`): larger is better.
+
+    Attributes:
+        normalize: static; divide by ``(m g)^3``.
+    """
+
+    normalize: bool = eqx.field(static=True, default=False)
+    index: ClassVar[int] = 0
+    power: ClassVar[int] = 3
+    name: ClassVar[str] = "zero_moment_volume"
+
+
+@register("objective", "hover_section_area", options={"normalize": _NORMALIZE})
+class HoverSectionArea(_AbstractPolytopeTerm):
+    """Area of the hover section ``F_B ∩ {f_z = m g}`` [N^2]
+    (:func:`jaxrotor.analysis.hover_section_area`): the lateral forces held at level hover. Larger is better.
+
+    Attributes:
+        normalize: static; divide by ``(m g)^2``.
+    """
+
+    normalize: bool = eqx.field(static=True, default=False)
+    index: ClassVar[int] = 1
+    power: ClassVar[int] = 2
+    name: ClassVar[str] = "hover_section_area"
+
+
+@register("objective", "volume_above_hover", options={"normalize": _NORMALIZE})
+class VolumeAboveHover(_AbstractPolytopeTerm):
+    """Volume of ``F_B ∩ {f_z >= m g}`` [N^3] (:func:`jaxrotor.analysis.volume_above_hover`): larger is better.
+
+    Attributes:
+        normalize: static; divide by ``(m g)^3``.
+    """
+
+    normalize: bool = eqx.field(static=True, default=False)
+    index: ClassVar[int] = 2
+    power: ClassVar[int] = 3
+    name: ClassVar[str] = "volume_above_hover"
