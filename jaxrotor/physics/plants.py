@@ -124,6 +124,8 @@ def com_wrench(xmat, offset_b, f, xp=np):
     ``r = R offset_b``. ``xp``: ``numpy`` or ``jax.numpy``."""
     r = xmat.reshape(3, 3) @ offset_b
     moment = [r[1] * f[2] - r[2] * f[1], r[2] * f[0] - r[0] * f[2], r[0] * f[1] - r[1] * f[0]]
+    if xp is np:  # the host plant, once per engine step: one small array, no stacking
+        return np.array([f[0], f[1], f[2], *moment])
     return xp.concatenate([f, xp.stack(moment)])
 
 
@@ -376,6 +378,19 @@ def contact_force(model: mujoco.MjModel, data: mujoco.MjData) -> np.ndarray:
     return total
 
 
+def _host_spin_speed(pm, d, n):
+    """``(n,)`` the propeller hinge speeds ``|qvel|`` [rad/s] (zeros with welded propellers)."""
+    return np.abs(d.qvel[pm.spin_qvel]) if pm.options.spin else np.zeros(n)
+
+
+def _host_angles(ps: _HostState):
+    """The hinge angles of the C engine's data (:func:`_hinge_angles`, NumPy)."""
+    c = ps.context
+    n, na, _ = c["sizes"]
+    return _hinge_angles(c["platform"], c["pm"], ps.data.qpos, ps.actuators[n:n + na].reshape(c["a_shape"]),
+                         ps.actuators[n + na:].reshape(c["b_shape"]))
+
+
 def _quat_to_rot(q: np.ndarray) -> np.ndarray:
     """:func:`jaxrotor.so3.quat_to_rot` in NumPy (the host plant's reading)."""
     q = q / np.linalg.norm(q)
@@ -437,14 +452,10 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
                                                   np.array(m.actuator_gainprm[pm.ctrl_tilt[key], 0]))
                                                  for key in pm.ctrl_tilt])
         a, b = _hinge_angles(platform, pm, d.qpos, np.asarray(s0.alpha), np.asarray(s0.beta))
-        applied = (d.qacc[0:3].copy(), d.qacc[3:6].copy(), s0.rotor_speed**2, self._spin_speed(pm, d, n), a, b,
+        applied = (d.qacc[0:3].copy(), d.qacc[3:6].copy(), s0.rotor_speed**2, _host_spin_speed(pm, d, n), a, b,
                    contact_force(m, d), s0.rotor_speed)
         actuators = np.concatenate([s0.rotor_speed, np.ravel(s0.alpha), np.ravel(s0.beta)])
         return _HostState(d, actuators, applied, True, context)
-
-    @staticmethod
-    def _spin_speed(pm, d, n):
-        return np.abs(d.qvel[pm.spin_qvel]) if pm.options.spin else np.zeros(n)
 
     def controller_platform(self, platform, plant_state):
         pm = plant_state.context["pm"]
@@ -480,8 +491,8 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
         rest = drive[k * nu:]
         u_first, w_first = rest[n + na + nb:2 * n + na + nb], rest[2 * n + na + nb:3 * n + na + nb]
         air, force = rest[3 * n + na + nb:3 * n + na + nb + 3], rest[3 * n + na + nb + 3:]
-        a_now, b_now = self._angles(ps)
-        speed_now = self._spin_speed(pm, d, n)
+        a_now, b_now = _host_angles(ps)
+        speed_now = _host_spin_speed(pm, d, n)
         frame, offset_b, wind = c["frame"], c["offset_b"], c["wind"]
         record = None
         if wind is None:  # the external force is the held disturbance: set once for the interval
@@ -503,16 +514,11 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
         ok = d.warning[mujoco.mjtWarning.mjWARN_BADQACC].number == 0
         return _HostState(d, rest[:n + na + nb] if dt > 0 else ps.actuators, applied, ok, c)
 
-    @staticmethod
-    def _angles(ps: _HostState):
-        c = ps.context
-        n, na, _ = c["sizes"]
-        return _hinge_angles(c["platform"], c["pm"], ps.data.qpos, ps.actuators[n:n + na].reshape(c["a_shape"]),
-                             ps.actuators[n + na:].reshape(c["b_shape"]))
+
 
     def state_vector(self, plant_state: _HostState):
         d = plant_state.data
-        a, b = self._angles(plant_state)
+        a, b = _host_angles(plant_state)
         return np.concatenate([d.qpos[0:7], d.qvel[0:6], plant_state.actuators[:plant_state.context["n"]],
                                np.ravel(a), np.ravel(b)])
 
@@ -526,7 +532,7 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
     def read(self, plant_state: _HostState) -> PlantReading:
         ps = plant_state
         d = ps.data
-        a, b = self._angles(ps)
+        a, b = _host_angles(ps)
         n = ps.context["n"]
         state = VehicleState(p=d.qpos[0:3].copy(), v=d.qvel[0:3].copy(), R=_quat_to_rot(d.qpos[3:7].copy()),
                              omega=d.qvel[3:6].copy(), rotor_speed=ps.actuators[:n].copy(), alpha=np.asarray(a),
