@@ -255,6 +255,11 @@ class MJXPlant(_PhysicsPlant):
         integrator: the engine's integrator (``"rk4"``, ``"euler"``, ``"implicitfast"``, ...).
         mjx_model: the ``mjx.Model`` to fly (``None``: put from the generated model); pass one to
             ``vmap`` or differentiate with respect to its leaves (``body_mass``, ``actuator_gear``, ...).
+
+    Every :class:`~jaxrotor.flight.Flight` field acts as on the analytic plant (the plant contract,
+    ``tests/integration/test_plants.py``) except ``flight.integrator``, the analytic plant's solver:
+    an engine plant integrates with its own ``integrator`` at ``timestep``. ``flight.control_rate``
+    ``None`` ticks once per engine step.
     """
 
     name: ClassVar[str] = "MJX"
