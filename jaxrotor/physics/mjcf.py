@@ -31,6 +31,7 @@ angle set (``alpha`` first) [rad].
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import mujoco
@@ -93,8 +94,15 @@ def _f(x) -> str:
     return " ".join(repr(float(v)) for v in np.ravel(x))
 
 
+@functools.cache
+def _rot_to_quat():
+    import jax
+
+    return jax.jit(so3.rot_to_quat)  # compiled once: op by op it costs ~10 ms per call, a model has hundreds
+
+
 def _quat(R) -> np.ndarray:
-    return np.asarray(so3.rot_to_quat(np.asarray(R, dtype=float)), dtype=float)
+    return np.asarray(_rot_to_quat()(np.asarray(R, dtype=float)), dtype=float)
 
 
 def _frame_from_axis(z) -> np.ndarray:
