@@ -80,6 +80,8 @@ def servo(name):
 
 
 QUICK = False
+# one compiled program per trajectory shape: op by op, the first evaluation in a process costs ~2 s of tiny compiles
+metrics = eqx.filter_jit(flight_metrics)
 
 
 def flight(ref, allocator, srv=None, dt=0.005):
@@ -89,6 +91,7 @@ def flight(ref, allocator, srv=None, dt=0.005):
                      integrator=jr.Integrator(solver=solver, adaptive=False, dt=dt), save_dt=0.02)
 
 
+@eqx.filter_jit
 def window_stats(traj, t_from):
     """Position/attitude MAE [m, rad] and rotor saturation share over ``t >= t_from`` (batched trajectories)."""
     def one(tr):
@@ -134,7 +137,7 @@ def full_pose(quick, chk, rec):
         wall = time.perf_counter() - t0
         ep, eR, sat = (np.asarray(x) for x in window_stats(trajs, ramp))
         first = jax.tree_util.tree_map(lambda x: x[0] if hasattr(x, "shape") and x.ndim else x, trajs)
-        m = flight_metrics(first, plat, fl)
+        m = metrics(first, plat, fl)
         ok = (ep < 0.01) & (eR < 0.01) & (sat == 0) & ~np.asarray(trajs.diverged)
         out[name] = {"hold_mae_position": float(ep[0]), "hold_mae_orientation": float(eR[0]),
                      "hold_saturation_fraction": float(sat[0]),
@@ -154,6 +157,7 @@ def full_pose(quick, chk, rec):
     rec["full_pose"] = out
 
 
+@eqx.filter_jit
 def eight_stats(traj, plat, window):
     """Mean power [W], position MAE [m] and rotor saturation share over the time ``window`` [s] (one trajectory)."""
     mask = ((traj.t >= window[0]) & (traj.t <= window[1])).astype(traj.t.dtype)
@@ -202,7 +206,7 @@ def figure_eight(quick, chk, rec):
     t0 = time.perf_counter()
     traj = jr.fly(plat, ctrl, cf)
     wall = time.perf_counter() - t0
-    m = flight_metrics(traj, plat, cf).to_dict()
+    m = metrics(traj, plat, cf).to_dict()
     cP, cmae, csat = (float(x) for x in eight_stats(traj, plat, window))
     cant = {"mean_power": cP, "mae_position": cmae, "saturation_fraction": csat, "wall_s": wall,
             **{k: m[k] for k in ("alpha_min", "alpha_max", "alpha_rate_max", "servo_saturation_fraction", "diverged")},
