@@ -1,5 +1,6 @@
 """The functional environment: pure, vmappable, and right on closed forms (hover, free fall under vmap)."""
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -80,26 +81,27 @@ def test_sensors_delay_wind_and_the_allocator_act_in_the_environment():
     base = dict(integrator=jr.Integrator(solver=RK4(), adaptive=False, dt=0.025), control_rate=20.0)
     # delay: after one step the observation is the state of the tick before (the reset state), not the new one
     env = FlightEnv(hexa, jr.Flight(Hover([0.0, 0.0, 1.0], 0.5), sensors=jr.Sensors(delay=1), **base), reset_noise=0.0)
-    s0 = env.reset(jax.random.key(0))
-    s1, obs, _, _ = env.step(s0, jnp.zeros(6))  # free fall
+    s0 = eqx.filter_jit(env.reset)(jax.random.key(0))
+    step = eqx.filter_jit(env.step)
+    s1, obs, _, _ = step(s0, jnp.zeros(6))  # free fall
     assert float(s1.vehicle.v[2]) < -0.4
     np.testing.assert_allclose(obs[3:6], -np.asarray(s0.vehicle.v), atol=1e-12)  # e_v of the delayed (rest) state
-    s2, obs2, _, _ = env.step(s1, jnp.zeros(6))
+    s2, obs2, _, _ = step(s1, jnp.zeros(6))
     np.testing.assert_allclose(obs2[3:6], -np.asarray(s1.vehicle.v), atol=1e-12)
     # wind: 3 m/s along x and linear drag 0.5 N s/m: a_x = c v_rel / m at rest, the vehicle drifts downwind
     windy = FlightEnv(hexa, jr.Flight(Hover([0.0, 0.0, 1.0], 0.5), wind=jr.Wind(mean=(3.0, 0.0, 0.0), drag_linear=0.5),
                                       key=jax.random.key(1), **base), reset_noise=0.0)
-    s = windy.reset(jax.random.key(0))
-    s, _, _, _ = windy.step(s, jnp.ones(6))
+    s, _, _, _ = jax.jit(lambda k: windy.step(windy.reset(k), jnp.ones(6)))(jax.random.key(0))
     a_x = 0.5 * 3.0 / float(hexa.mass)
     assert float(s.vehicle.v[0]) == pytest.approx(a_x * 0.05, rel=2e-2)
     # a body wrench through a clipping allocator: the hover wrench hovers, a huge one saturates every rotor
     clip = FlightEnv(hexa, jr.Flight(Hover([0.0, 0.0, 1.0], 0.5), allocator=Clip(), **base), action=BodyWrench(),
                      reset_noise=0.0)
     assert clip.action_size == 6
-    s = clip.reset(jax.random.key(0))
-    hover, _, _, _ = clip.step(s, jnp.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0]))
+    s = eqx.filter_jit(clip.reset)(jax.random.key(0))
+    step = eqx.filter_jit(clip.step)
+    hover, _, _, _ = step(s, jnp.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0]))
     np.testing.assert_allclose(hover.vehicle.p, s.vehicle.p, atol=1e-10)
-    up, _, _, _ = clip.step(s, jnp.array([0.0, 0.0, 100.0, 0.0, 0.0, 0.0]))
+    up, _, _, _ = step(s, jnp.array([0.0, 0.0, 100.0, 0.0, 0.0, 0.0]))
     u_max = float(np.max(hexa.u_max))
     np.testing.assert_allclose(up.plant.applied.u, u_max, rtol=1e-12)
