@@ -135,23 +135,39 @@ def test_exp_jacobian_at_zero_is_the_generators():
      (np.pi - 1e-6) * np.array([0.0, 0.0, 1.0]), (np.pi - 1e-6) * np.array([2.0, -1.0, 2.0]) / 3.0],
 )
 def test_log_exp_derivatives_finite_and_consistent(w):
+    # compiled once for every w (op by op, the first w paid ~10 s of per-operation dispatch)
+    jac_exp, jac_log = _compiled("jac_exp", jax.jacobian(so3.exp)), _compiled("jac_log", jax.jacobian(so3.log))
+    jac_roundtrip = _compiled("jac_roundtrip", jax.jacobian(lambda x: so3.log(so3.exp(x))))
+    grad_sum = _compiled("grad_sum", jax.grad(lambda x: jnp.sum(so3.log(so3.exp(x)))))
+    log_jvp = _compiled("log_jvp", lambda R, dR: jax.jvp(so3.log, (R,), (dR,))[1])
+    log_step = _compiled("log_step", lambda R, v: so3.log(R @ so3.exp(v)))
     w = jnp.asarray(w)
     R = so3.exp(w)
-    J_exp = np.asarray(jax.jacobian(so3.exp)(w))
-    J_log = np.asarray(jax.jacobian(so3.log)(R))
+    J_exp = np.asarray(jac_exp(w))
+    J_log = np.asarray(jac_log(R))
     assert np.all(np.isfinite(J_exp)) and np.all(np.isfinite(J_log))
     # log(exp(w)) = w for |w| < pi, so its Jacobian is the identity (chain rule through both maps)
-    np.testing.assert_allclose(np.asarray(jax.jacobian(lambda x: so3.log(so3.exp(x)))(w)), np.eye(3), atol=1e-8)
-    g = np.asarray(jax.grad(lambda x: jnp.sum(so3.log(so3.exp(x))))(w))
+    np.testing.assert_allclose(np.asarray(jac_roundtrip(w)), np.eye(3), atol=1e-8)
+    g = np.asarray(grad_sum(w))
     np.testing.assert_allclose(g, np.ones(3), atol=1e-8)
     # directional derivative of log along the manifold vs central finite differences
     for _ in range(3):
         xi = RNG.normal(size=3)
-        _, jvp = jax.jvp(so3.log, (R,), (R @ so3.hat(xi),))
+        jvp = log_jvp(R, R @ so3.hat(xi))
         # keep the step well inside the distance to the cut at |w| = pi
         h = min(1e-6, 1e-2 * (np.pi - float(jnp.linalg.norm(w)))) / np.linalg.norm(xi)
-        fd = (np.asarray(so3.log(R @ so3.exp(h * xi))) - np.asarray(so3.log(R @ so3.exp(-h * xi)))) / (2 * h)
+        fd = (np.asarray(log_step(R, h * xi)) - np.asarray(log_step(R, -h * xi))) / (2 * h)
         np.testing.assert_allclose(np.asarray(jvp), fd, atol=1e-6)
+
+
+_COMPILED: dict = {}
+
+
+def _compiled(name, fn):
+    """``jax.jit(fn)``, built once per name for the whole module."""
+    if name not in _COMPILED:
+        _COMPILED[name] = jax.jit(fn)
+    return _COMPILED[name]
 
 
 def test_log_gradient_at_identity_exact():
