@@ -242,11 +242,13 @@ class FlightMetrics(eqx.Module):
         return out
 
 
+@eqx.filter_jit
 def flight_metrics(traj: Trajectory, platform, flight=None) -> FlightMetrics:
     """All metrics of one flight of ``platform`` (see :class:`FlightMetrics` for the formulas and units).
 
     ``flight`` (the :class:`~jaxrotor.flight.Flight` flown) supplies the servo limits of a
-    tilting platform for ``servo_saturation_fraction``.
+    tilting platform for ``servo_saturation_fraction``. Compiled as one program (``eqx.filter_jit``:
+    op by op the first evaluation in a process took seconds); ``vmap``-able and differentiable.
     """
     e_p, e_R = position_error(traj), orientation_error(traj)
     power = rotor_power(traj, platform.c_tau)
