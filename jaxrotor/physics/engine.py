@@ -43,10 +43,8 @@ class PhysicsSettings:
 
     def plant(self, model: PhysicsModel | None = None, share_compilation: bool = False) -> MuJoCoPlant:
         """The :class:`~jaxrotor.physics.plants.MuJoCoPlant` of these settings (flying ``model`` when given)."""
-        o = self.options
-        plant = MuJoCoPlant(parts=self.parts, spin_propellers=o.spin, timestep=o.timestep, floor=o.floor,
-                            integrator=o.integrator, controller_knows_engine=self.controller_knows_engine,
-                            share_compilation=share_compilation)
+        plant = MuJoCoPlant(parts=self.parts, controller_knows_engine=self.controller_knows_engine,
+                            share_compilation=share_compilation).with_options(self.options)
         return plant if model is None else plant.with_model(model)
 
 

@@ -157,6 +157,8 @@ class _PhysicsPlant(AbstractPlant):
     controller_knows_engine: bool = eqx.field(static=True, default=True)
     floor: bool = eqx.field(static=True, default=True)
     integrator: str = eqx.field(static=True, default="rk4")
+    spin_time_constant: float = eqx.field(static=True, default=0.002)
+    servo_bandwidth: float = eqx.field(static=True, default=40.0)
     model: _Static | None = eqx.field(static=True, default=None)
 
     def __check_init__(self):
@@ -166,9 +168,18 @@ class _PhysicsPlant(AbstractPlant):
 
     @property
     def options(self) -> ModelOptions:
-        """The engine options of the generated model."""
+        """The engine options of the generated model (the inverse of :meth:`with_options`)."""
         return ModelOptions(timestep=self.timestep, spin=self.spin_propellers, floor=self.floor,
-                            integrator=self.integrator)
+                            integrator=self.integrator, spin_time_constant=self.spin_time_constant,
+                            servo_bandwidth=self.servo_bandwidth)
+
+    def with_options(self, options: ModelOptions):
+        """This plant building its model with the engine ``options`` (every field of
+        :class:`~jaxrotor.physics.mjcf.ModelOptions`)."""
+        return dataclasses.replace(self, spin_propellers=options.spin, timestep=options.timestep,
+                                   floor=options.floor, integrator=options.integrator,
+                                   spin_time_constant=options.spin_time_constant,
+                                   servo_bandwidth=options.servo_bandwidth)
 
     def physics_model(self, platform: Platform) -> PhysicsModel:
         """The generated model (built from ``parts``, or the platform's default parts, when not given)."""
@@ -179,9 +190,7 @@ class _PhysicsPlant(AbstractPlant):
 
     def with_model(self, pm: PhysicsModel):
         """This plant flying the already built model ``pm`` (its options replace this plant's)."""
-        o = pm.options
-        return dataclasses.replace(self, parts=pm.parts, spin_propellers=o.spin, timestep=o.timestep, floor=o.floor,
-                                   integrator=o.integrator, model=_Static(pm))
+        return dataclasses.replace(self.with_options(pm.options), parts=pm.parts, model=_Static(pm))
 
     def prepare(self, platform: Platform):
         """This plant with its model built from the concrete ``platform`` (once, before compiling)."""
@@ -192,7 +201,7 @@ class _PhysicsPlant(AbstractPlant):
         return 1.0 / self.timestep if flight.control_rate is None else flight.control_rate
 
     def check(self, platform, controller, flight):
-        whole_steps(1.0 / self.control_rate(flight), self.timestep, type(self).__name__, "timestep")
+        self.steps(flight)  # the control period must be a whole number of engine steps
 
     def steps(self, flight: Flight) -> int:
         """Engine steps per control interval."""
@@ -253,6 +262,8 @@ class MJXPlant(_PhysicsPlant):
         controller_knows_engine: the flight computer uses the engine's mass and inertia.
         floor: the model has a floor plane.
         integrator: the engine's integrator (``"rk4"``, ``"euler"``, ``"implicitfast"``, ...).
+        spin_time_constant: time constant of the propeller velocity servos [s].
+        servo_bandwidth: natural frequency of the tilt position servos [Hz].
         mjx_model: the ``mjx.Model`` to fly (``None``: put from the generated model); pass one to
             ``vmap`` or differentiate with respect to its leaves (``body_mass``, ``actuator_gear``, ...).
 
