@@ -27,7 +27,6 @@ import abc
 from typing import ClassVar
 
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
@@ -156,7 +155,8 @@ class AbstractHostPlant(AbstractPlant):
     @abc.abstractmethod
     def actuation(self, plant_state):
         """``(args, actuate)``: ``actuate(args, actuator_vector, plant_input) -> drive`` (pure JAX, ``drive``
-        a flat vector) and its array arguments ``args`` (a pytree), fixed for the flight."""
+        a flat vector; jit-able, and the same function at every call for one flight) and its array arguments
+        ``args`` (a pytree), fixed for the flight."""
 
     @abc.abstractmethod
     def actuator_vector(self, plant_state):
@@ -176,8 +176,8 @@ class AbstractHostPlant(AbstractPlant):
         ``read(plant_state).state`` for the plant state ``x`` was taken from)."""
 
     def step(self, plant_state, plant_input, dt):
-        args, actuate = self.actuation(plant_state)
-        drive = jax.jit(actuate)(args, self.actuator_vector(plant_state), plant_input)
+        args, actuate = self.actuation(plant_state)  # a host plant returns the same (compiled) function each time
+        drive = actuate(args, self.actuator_vector(plant_state), plant_input)
         return self.advance(plant_state, np.asarray(drive), dt)
 
 

@@ -482,6 +482,8 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
 
     def actuation(self, plant_state: _HostState):
         c = plant_state.context
+        if "actuate" in c:  # one function per flight: a direct step() compiles it once
+            return (c["platform"], c["actuators"]), c["actuate"]
         pm, k, (n, na, _) = c["pm"], c["k"], c["sizes"]
         a_shape, b_shape = c["a_shape"], c["b_shape"]
 
@@ -493,7 +495,8 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
             return jnp.concatenate([ctrl.ravel(), w, ang["alpha"].ravel(), ang["beta"].ravel(), u_first, w_first,
                                     plant_input.air, plant_input.force])
 
-        return (c["platform"], c["actuators"]), actuate
+        c["actuate"] = jax.jit(actuate)
+        return (c["platform"], c["actuators"]), c["actuate"]
 
     def actuator_vector(self, plant_state: _HostState):
         return plant_state.actuators
