@@ -24,3 +24,21 @@ def test_physics_settings_build_the_plant_of_their_options():
     options = ModelOptions(spin=False, spin_time_constant=0.003, servo_bandwidth=30.0)
     plant = PhysicsSettings(parts=paper_hexarotor_parts(), options=options, controller_knows_engine=False).plant()
     assert plant.options == options and plant.parts == paper_hexarotor_parts() and not plant.controller_knows_engine
+
+
+def test_fly_takes_the_plant_by_keyword_with_the_analytic_plant_by_default():
+    """``jaxrotor.fly(platform, controller, flight, plant=AnalyticPlant())`` as issue 19 writes it."""
+    import inspect
+
+    import numpy as np
+
+    from jaxrotor.reference import Hover
+
+    assert isinstance(inspect.signature(jr.fly).parameters["plant"].default, jr.AnalyticPlant)
+    quad, ctrl = jr.presets.cs_4r(), jr.UnderactuatedSE3()
+    flight = jr.Flight(reference=Hover([0.0, 0.0, 1.0], 0.2), control_rate=50.0,
+                       integrator=jr.Integrator(adaptive=False, dt=0.01), save_dt=0.02)
+    a = jr.fly(quad, ctrl, flight, plant=jr.AnalyticPlant())
+    b = jr.fly(quad, ctrl, flight)
+    np.testing.assert_array_equal(np.asarray(a.p), np.asarray(b.p))
+    assert a.t.shape == (11,) and not bool(a.diverged)
