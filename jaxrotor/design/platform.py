@@ -18,6 +18,7 @@ Every platform is checked at construction by
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
@@ -29,6 +30,7 @@ from jaxtyping import ArrayLike, Float
 
 from .. import so3
 from .._util import as_float as _float
+from .parts import MassProperties, Parts, mass_properties, propulsion
 from .validation import TILT_ANGLES as TILT_ANGLES
 from .validation import is_concrete as is_concrete
 from .validation import parameter_error
@@ -42,6 +44,9 @@ __all__ = [
     "rotor_positions",
     "rotor_axes",
     "per_rotor_angles",
+    "geometric_rotor_positions",
+    "derive_from_parts",
+    "DERIVED",
     "class_label",
     "TILT_ANGLES",
     "is_concrete",
@@ -88,6 +93,23 @@ class Platform(eqx.Module):
         tilting: static tuple naming the angle sets that are servo-actuated in flight,
             a subset of ``("alpha", "beta")``; empty for a fixed-tilt platform.
         name: static human-readable name.
+        axial_offset: ``(n,)`` hub offset along the spin axis [m] (a coaxial pair: ``+-s/2``), or
+            ``None``: ``p_i = (eq. 3) + axial_offset_i z_i``.
+        com_offset: ``(3,)`` centre of mass relative to the geometric centre the layout is
+            built about [m] (from the parts), or ``None`` (the layout is about the centre of mass):
+            :func:`rotor_positions` returns hubs relative to the centre of mass.
+        rotor_inertia: ``(n,)`` spin inertia ``J_r`` of each rotor (bell + propeller) [kg m^2], or
+            ``None`` (zero).
+        rotor_efficiency: ``(n,)`` factor on the ``c_f``, ``c_tau`` derived from the parts (a coaxial
+            lower rotor in the upper one's wake, e.g. 0.85), or ``None`` (1).
+        parts: the :class:`~jaxrotor.design.parts.Parts` the vehicle is built from, or ``None``.
+            With parts, ``mass``, ``inertia``, ``com_offset``, ``rotor_inertia``, ``c_f``,
+            ``c_tau`` and ``rotor_speed_max`` are derived (:meth:`derive`) except those in
+            ``overrides``.
+        arms: static groups of rotor indices that share one arm (coaxial pairs); empty: one
+            arm per rotor.
+        overrides: static names of the derived fields the user gave explicitly (they win over
+            the parts; reports say which).
     """
 
     arm_length: Float[Array, ""]
@@ -109,9 +131,39 @@ class Platform(eqx.Module):
     rotor_speed_max: Float[Array, " n"]
     tilting: tuple[str, ...] = eqx.field(static=True, default=())
     name: str = eqx.field(static=True, default="platform")
+    axial_offset: Float[Array, " n"] | None = None
+    com_offset: Float[Array, "3"] | None = None
+    rotor_inertia: Float[Array, " n"] | None = None
+    rotor_efficiency: Float[Array, " n"] | None = None
+    parts: Parts | None = None
+    arms: tuple[tuple[int, ...], ...] = eqx.field(static=True, default=())
+    overrides: tuple[str, ...] = eqx.field(static=True, default=())
 
     def __check_init__(self):
         validate_platform(self)
+
+    @property
+    def J_r(self) -> Float[Array, " n"]:
+        """``(n,)`` rotor spin inertia [kg m^2] (zeros when not modelled)."""
+        if self.rotor_inertia is None:
+            return jnp.zeros_like(self.c_f)
+        return self.rotor_inertia
+
+    def derive(self) -> "Platform":
+        """The platform with every parts-derived field recomputed from ``parts`` and the geometry
+        (:func:`derive_from_parts`); itself when it has no parts. Call it after changing a
+        geometry or parts leaf (the optimiser does)."""
+        return derive_from_parts(self)
+
+    def mass_properties(self) -> MassProperties:
+        """Mass properties of ``parts`` on this geometry (:func:`jaxrotor.design.parts.mass_properties`).
+
+        Raises:
+            ValueError: the platform has no parts."""
+        if self.parts is None:
+            raise ValueError(f"Platform `{self.name}` has no parts (mass and inertia were given as numbers). "
+                             "Fix: build it with parts (a [parts] table, or `parts=` of the builders).")
+        return _mass_properties_of(self)
 
     @property
     def n_rotors(self) -> int:
@@ -175,13 +227,29 @@ def rotor_positions(platform: Platform) -> Float[Array, "n 3"]:
     and documents it (``docs/theory.md``).
 
     Returns:
-        ``(n, 3)`` positions [m]; the explicit ``platform.positions`` if given.
+        ``(n, 3)`` positions relative to the centre of mass [m]: eq. (3) (or the explicit
+        ``platform.positions``) plus any coaxial ``axial_offset`` along ``z_i``, minus the
+        parts' ``com_offset`` (:func:`geometric_rotor_positions` before the shift).
+    """
+    p = geometric_rotor_positions(platform)
+    return p if platform.com_offset is None else p - platform.com_offset
+
+
+def geometric_rotor_positions(platform: Platform) -> Float[Array, "n 3"]:
+    """Hub positions about the geometric centre the layout is built about (no centre-of-mass shift).
+
+    ``p_i = l R_z(gamma_i) R_y(delta_i) x_B + axial_offset_i z_i`` (eq. 3 plus a coaxial offset),
+    or the explicit ``platform.positions``. Equal to :func:`rotor_positions` without parts.
     """
     if platform.positions is not None:
-        return platform.positions
-    l, g, d = platform.arm_length, platform.gamma, platform.delta
-    cd = jnp.cos(d)
-    return l * jnp.stack([cd * jnp.cos(g), cd * jnp.sin(g), -jnp.sin(d)], axis=-1)
+        p = platform.positions
+    else:
+        l, g, d = platform.arm_length, platform.gamma, platform.delta
+        cd = jnp.cos(d)
+        p = l * jnp.stack([cd * jnp.cos(g), cd * jnp.sin(g), -jnp.sin(d)], axis=-1)
+    if platform.axial_offset is not None:
+        p = p + platform.axial_offset[:, None] * rotor_axes(platform)
+    return p
 
 
 def rotor_axes(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None
@@ -290,13 +358,98 @@ def _finish(n, positions_for_inertia, mass, inertia, hub_mass, body_radius, body
     return J
 
 
+#: The fields a platform built from parts derives (unless given explicitly: ``Platform.overrides``).
+DERIVED = ("mass", "inertia", "com_offset", "rotor_inertia", "c_f", "c_tau", "rotor_speed_max")
+
+
+def _given(parts, **values) -> tuple[str, ...]:
+    """Names of the derived fields given explicitly (``hub_mass`` counts as giving the inertia)."""
+    if parts is None:
+        missing = [k for k in ("mass", "c_f", "c_tau") if values[k] is None]
+        if missing:
+            raise parameter_error(missing[0], "None", "a platform without parts needs its mass and rotor "
+                                  "coefficients", f"pass {', '.join(missing)} (or parts=Parts(...) to derive them)")
+        return ()
+    if values["hub_mass"] is not None:
+        raise parameter_error("hub_mass", values["hub_mass"], "a lumped hub mass cannot be combined with parts",
+                              "drop hub_mass (the parts give the inertia) or drop parts")
+    return tuple(k for k in DERIVED if values.get(k) is not None)
+
+
+def _placeholders(parts, mass, c_f, c_tau, inertia, hub_mass, rotor_speed_max):
+    """Stand-in values for fields the parts will derive (replaced by :func:`derive_from_parts`)."""
+    if parts is not None:
+        mass = 1.0 if mass is None else mass
+        c_f = 1.0 if c_f is None else c_f
+        c_tau = 0.0 if c_tau is None else c_tau
+        inertia = (1.0, 1.0, 1.0) if inertia is None else inertia
+    if rotor_speed_max is None:
+        rotor_speed_max = float("inf")
+    return mass, c_f, c_tau, inertia, rotor_speed_max
+
+
+def _extras(n, axial_offset, rotor_efficiency, rotor_inertia, arms) -> dict:
+    return dict(
+        axial_offset=None if axial_offset is None else _per_rotor(axial_offset, n, "axial_offset"),
+        rotor_efficiency=None if rotor_efficiency is None else _per_rotor(rotor_efficiency, n, "rotor_efficiency"),
+        rotor_inertia=None if rotor_inertia is None else _per_rotor(rotor_inertia, n, "rotor_inertia"),
+        arms=tuple(tuple(int(i) for i in a) for a in arms),
+    )
+
+
+def _with_parts(platform: Platform, parts, given) -> Platform:
+    if parts is None:
+        return platform
+    return derive_from_parts(dataclasses.replace(platform, parts=parts, overrides=tuple(given)))
+
+
+def _mass_properties_of(platform: Platform) -> MassProperties:
+    return mass_properties(platform.parts, geometric_rotor_positions(platform), rotor_axes(platform), platform.arms)
+
+
+def derive_from_parts(platform: Platform) -> Platform:
+    """Recompute the parts-derived fields of ``platform`` (pure, differentiable).
+
+    From :func:`~jaxrotor.design.parts.mass_properties` (on the platform's geometry at
+    its nominal tilt angles): ``mass``, ``inertia`` (about the centre of mass),
+    ``com_offset``, ``rotor_inertia``; from :func:`~jaxrotor.design.parts.propulsion`:
+    ``c_f = rotor_efficiency c_t rho D^4/(4 pi^2)``,
+    ``c_tau = rotor_efficiency c_p rho D^5/(8 pi^3)`` and ``rotor_speed_max`` (the
+    motor's top speed on the battery's nominal voltage, or its current limit). Fields
+    named in ``platform.overrides`` keep their given values. Without parts, returns
+    ``platform`` unchanged.
+    """
+    parts = platform.parts
+    if parts is None:
+        return platform
+    from .parts import rotor_speed_limit
+
+    ov = set(platform.overrides)
+    mp = _mass_properties_of(platform)
+    prop = propulsion(parts)
+    n = platform.n_rotors
+    eff = jnp.ones((n,), dtype=platform.c_f.dtype) if platform.rotor_efficiency is None else platform.rotor_efficiency
+    new = {}
+    for key, value in (("mass", mp.mass), ("inertia", mp.inertia), ("com_offset", mp.com),
+                       ("rotor_inertia", mp.rotor_inertia), ("c_f", eff * prop.c_f), ("c_tau", eff * prop.c_tau)):
+        if key not in ov:
+            new[key] = value
+    if "rotor_speed_max" not in ov:
+        c_tau = new.get("c_tau", platform.c_tau)
+        if parts.motor.kv is None or parts.battery is None:
+            new["rotor_speed_max"] = jnp.full((n,), jnp.inf, dtype=platform.c_f.dtype)
+        else:
+            new["rotor_speed_max"] = rotor_speed_limit(parts.motor, parts.battery.nominal_voltage, c_tau)[0]
+    return dataclasses.replace(platform, **new)
+
+
 def star_platform(
     n: int,
     arm_length: float,
     *,
-    mass: float,
-    c_f: float | Sequence[float],
-    c_tau: float | Sequence[float],
+    mass: float | None = None,
+    c_f: float | Sequence[float] | None = None,
+    c_tau: float | Sequence[float] | None = None,
     kappa: Sequence[float] | None = None,
     alpha: float | Sequence[float] = 0.0,
     beta: float | Sequence[float] = 0.0,
@@ -310,9 +463,14 @@ def star_platform(
     body_height: float = 0.0,
     gravity: float = 9.81,
     rotor_speed_min: float | Sequence[float] = 0.0,
-    rotor_speed_max: float | Sequence[float] = float("inf"),
+    rotor_speed_max: float | Sequence[float] | None = None,
     tilting: Sequence[str] = (),
     name: str = "star",
+    parts: Parts | None = None,
+    axial_offset: Sequence[float] | None = None,
+    rotor_efficiency: Sequence[float] | None = None,
+    arms: Sequence[Sequence[int]] = (),
+    rotor_inertia: float | Sequence[float] | None = None,
 ) -> Platform:
     """Build a platform from the angle parameters of eqs. (3)-(4).
 
@@ -338,6 +496,14 @@ def star_platform(
         rotor_speed_max: upper rotor speed bound [rad/s], scalar or ``(n,)`` (``inf`` for none).
         tilting: angle sets actuated in flight, subset of ``("alpha", "beta")``.
         name: a name for reports.
+        parts: the :class:`~jaxrotor.design.parts.Parts` the vehicle is built from: then
+            ``mass``, ``inertia``, ``c_f``, ``c_tau``, ``rotor_speed_max`` and ``rotor_inertia`` may be
+            omitted (derived, :meth:`Platform.derive`); any of them given overrides the parts.
+            Without parts ``mass``, ``c_f``, ``c_tau`` and ``inertia`` (or ``hub_mass``) are required.
+        axial_offset: ``(n,)`` hub offsets along the spin axes [m] (coaxial pairs).
+        rotor_efficiency: ``(n,)`` factors on the parts-derived ``c_f``, ``c_tau``.
+        arms: groups of rotor indices sharing one arm (coaxial pairs).
+        rotor_inertia: ``J_r`` [kg m^2], scalar or ``(n,)`` (default: from the parts, else 0).
 
     Returns:
         A validated :class:`Platform`.
@@ -368,8 +534,12 @@ def star_platform(
     arm = _float(arm_length)
     cd = jnp.cos(delta_arr)
     pos = arm * jnp.stack([cd * jnp.cos(gamma_arr), cd * jnp.sin(gamma_arr), -jnp.sin(delta_arr)], axis=-1)
+    given = _given(parts, mass=mass, c_f=c_f, c_tau=c_tau, inertia=inertia, hub_mass=hub_mass,
+                   rotor_speed_max=rotor_speed_max, rotor_inertia=rotor_inertia)
+    mass, c_f, c_tau, inertia, rotor_speed_max = _placeholders(parts, mass, c_f, c_tau, inertia, hub_mass,
+                                                               rotor_speed_max)
     J = _finish(n, pos, mass, inertia, hub_mass, body_radius, body_height)
-    return Platform(
+    return _with_parts(Platform(
         arm_length=arm,
         gamma=gamma_arr,
         delta=delta_arr,
@@ -389,16 +559,17 @@ def star_platform(
         rotor_speed_max=_per_rotor(rotor_speed_max, n, "rotor_speed_max"),
         tilting=tuple(tilting),
         name=name,
-    )
+        **_extras(n, axial_offset, rotor_efficiency, rotor_inertia, arms),
+    ), parts, given)
 
 
 def explicit_platform(
     positions: Float[ArrayLike, "n 3"] | Sequence[Sequence[float]],
     *,
-    mass: float,
-    c_f: float | Sequence[float],
-    c_tau: float | Sequence[float],
-    kappa: Sequence[float],
+    mass: float | None = None,
+    c_f: float | Sequence[float] | None = None,
+    c_tau: float | Sequence[float] | None = None,
+    kappa: Sequence[float] | None = None,
     axes: Float[ArrayLike, "n 3"] | Sequence[Sequence[float]] | None = None,
     inertia: Float[ArrayLike, "3 3"] | Float[ArrayLike, "3"] | Sequence[float] | None = None,
     hub_mass: float | None = None,
@@ -406,8 +577,12 @@ def explicit_platform(
     body_height: float = 0.0,
     gravity: float = 9.81,
     rotor_speed_min: float | Sequence[float] = 0.0,
-    rotor_speed_max: float | Sequence[float] = float("inf"),
+    rotor_speed_max: float | Sequence[float] | None = None,
     name: str = "explicit",
+    parts: Parts | None = None,
+    rotor_efficiency: Sequence[float] | None = None,
+    arms: Sequence[Sequence[int]] = (),
+    rotor_inertia: float | Sequence[float] | None = None,
 ) -> Platform:
     """Build a platform from explicit hub coordinates and spin axes (body frame).
 
@@ -427,6 +602,8 @@ def explicit_platform(
         rotor_speed_min: lower rotor speed bound [rad/s], scalar or ``(n,)``.
         rotor_speed_max: upper rotor speed bound [rad/s], scalar or ``(n,)`` (``inf`` for none).
         name: a name for reports.
+        parts, rotor_efficiency, arms, rotor_inertia: as :func:`star_platform` (positions are then
+            about the geometric centre; the centre of mass follows from the parts).
 
     Returns:
         A validated :class:`Platform` whose geometry ignores the angle fields.
@@ -436,8 +613,15 @@ def explicit_platform(
         raise parameter_error("positions", pos, f"expected shape (n, 3), got {tuple(pos.shape)}", "pass one [x, y, z] row per rotor")
     n = pos.shape[0]
     ax = jnp.tile(_float([0.0, 0.0, 1.0]), (n, 1)) if axes is None else _float(axes)
+    if kappa is None:
+        raise parameter_error("kappa", "None", "explicit rotors need their spin directions",
+                              f"pass kappa with {n} entries of -1 (CCW) / +1 (CW)")
+    given = _given(parts, mass=mass, c_f=c_f, c_tau=c_tau, inertia=inertia, hub_mass=hub_mass,
+                   rotor_speed_max=rotor_speed_max, rotor_inertia=rotor_inertia)
+    mass, c_f, c_tau, inertia, rotor_speed_max = _placeholders(parts, mass, c_f, c_tau, inertia, hub_mass,
+                                                               rotor_speed_max)
     J = _finish(n, pos, mass, inertia, hub_mass, body_radius, body_height)
-    return Platform(
+    return _with_parts(Platform(
         arm_length=jnp.mean(jnp.linalg.norm(pos, axis=1)),
         gamma=jnp.mod(jnp.arctan2(pos[:, 1], pos[:, 0]), 2 * math.pi),
         delta=jnp.zeros((n,), dtype=pos.dtype),
@@ -457,7 +641,8 @@ def explicit_platform(
         rotor_speed_max=_per_rotor(rotor_speed_max, n, "rotor_speed_max"),
         tilting=(),
         name=name,
-    )
+        **_extras(n, None, rotor_efficiency, rotor_inertia, arms),
+    ), parts, given)
 
 
 # --------------------------------------------------------------------------- Table I label
