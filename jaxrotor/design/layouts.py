@@ -48,6 +48,8 @@ __all__ = [
     "plus_layout",
     "h_layout",
     "coaxial_layout",
+    "coaxial_x_layout",
+    "y6_layout",
     "rotor_speed_max_for_thrust_to_weight",
     "hex_s550",
     "octo_x8",
@@ -161,17 +163,21 @@ def coaxial_layout(
     body_height: float = 0.0,
     gravity: float | None = None,
     name: str | None = None,
+    parts=None,
 ) -> Platform:
     """Stack a counter-rotating rotor under each rotor of ``base``.
 
     Rotor ``i`` of ``base`` (hub ``p_i``, axis ``z_i``) becomes an upper rotor at
     ``p_i + (separation/2) z_i`` and a lower rotor at ``p_i - (separation/2) z_i``, both
-    along ``z_i``. Rotors ``0..n-1`` are the upper ones (``base``'s ``kappa``, ``c_f``,
-    ``c_tau``), rotors ``n..2n-1`` the lower ones, spinning the other way, with
-    ``c_f`` and ``c_tau`` scaled by ``lower_efficiency``: a lower rotor in the upper
-    rotor's wake returns about 85 % of its thrust (Leishman, *Principles of
-    Helicopter Aerodynamics*, Sec. 2.14), a first-order lump applied to both the
-    thrust and torque curves, not a wake model. Speed limits are copied.
+    along ``z_i`` (``Platform.axial_offset = +-separation/2``); the pair shares one arm
+    (``Platform.arms``). Rotors ``0..n-1`` are the upper ones (``base``'s ``kappa``), rotors
+    ``n..2n-1`` the lower ones, spinning the other way, whose ``c_f`` and ``c_tau`` are
+    scaled by ``lower_efficiency`` (``Platform.rotor_efficiency``): a lower rotor in the upper
+    rotor's wake returns about 85 % of its thrust (Leishman, *Principles of Helicopter
+    Aerodynamics*, Sec. 2.14), a first-order lump applied to both the thrust and torque
+    curves, not a wake model. Speed limits are copied. An angle-form ``base`` gives an
+    angle-form result (its arm length and tilt stay differentiable leaves); an explicit
+    one gives explicit coordinates.
 
     A coaxial pair adds thrust and yaw authority but no roll or pitch leverage: a
     rotor's thrust moment ``p_i x z_i`` does not depend on its offset along ``z_i``.
@@ -180,18 +186,20 @@ def coaxial_layout(
         base: the design to stack (its geometry at its own tilt angles).
         separation: distance between the two rotors of a pair along the axis [m] (> 0).
         lower_efficiency: thrust and torque factor of the lower rotors, in (0, 1].
-        mass: total mass [kg]; default ``base.mass``.
+        mass: total mass [kg]; default ``base.mass`` (without parts).
         inertia: ``(3, 3)`` or diagonal inertia [kg m^2]; default from ``hub_mass`` if
-            given (lumped parts), else ``base.inertia``.
+            given (lumped parts), else ``base.inertia`` (without parts).
         hub_mass: mass of each hub [kg], a lumped-inertia part (see
             :func:`~jaxrotor.design.platform.lumped_inertia`).
         body_radius: radius of the central body [m], a lumped-inertia part.
         body_height: height of the central body [m], a lumped-inertia part.
         gravity: ``g`` [m/s^2]; default ``base.gravity``.
         name: default ``base.name + "_coax"``.
+        parts: the :class:`~jaxrotor.design.parts.Parts` (default ``base.parts``): then mass,
+            inertia, ``c_f``, ``c_tau`` and speed limits are derived unless given.
 
     Returns:
-        an explicit-coordinate :class:`Platform` with ``2n`` rotors.
+        a :class:`Platform` with ``2n`` rotors.
     """
     if not float(separation) > 0:
         raise ValueError(f"coaxial_layout: `separation` = {separation!r} is invalid: the rotors of a pair need a "
@@ -199,33 +207,107 @@ def coaxial_layout(
     if not 0 < float(lower_efficiency) <= 1:
         raise ValueError(f"coaxial_layout: `lower_efficiency` = {lower_efficiency!r} is invalid: it must lie in "
                          "(0, 1]. Fix: pass e.g. 0.85.")
-    p = np.asarray(rotor_positions(base), dtype=float)
-    z = np.asarray(rotor_axes(base), dtype=float)
+    if base.is_tilting:
+        raise ValueError(f"coaxial_layout: `base` = {base.name!r} tilts in flight ({base.tilting}); coaxial pairs on "
+                         "tilting mounts are not modelled. Fix: stack a fixed-tilt base.")
+    parts = base.parts if parts is None else parts
+    n = base.n_rotors
     h = float(separation) / 2
-    positions = np.concatenate([p + h * z, p - h * z])
-    axes = np.concatenate([z, z])
     eta = float(lower_efficiency)
-    cf = np.asarray(base.c_f, dtype=float)
-    ct = np.asarray(base.c_tau, dtype=float)
     kappa = np.asarray(base.kappa, dtype=float)
-    if inertia is None and hub_mass is None:
-        inertia = np.asarray(base.inertia, dtype=float)
-    return explicit_platform(
-        positions,
-        axes=axes,
-        mass=float(base.mass) if mass is None else mass,
-        c_f=np.concatenate([cf, eta * cf]),
-        c_tau=np.concatenate([ct, eta * ct]),
-        kappa=np.concatenate([kappa, -kappa]),
-        inertia=inertia,
-        hub_mass=hub_mass,
-        body_radius=body_radius,
-        body_height=body_height,
+    common = dict(
         gravity=float(base.gravity) if gravity is None else gravity,
         rotor_speed_min=np.tile(np.asarray(base.rotor_speed_min, dtype=float), 2),
-        rotor_speed_max=np.tile(np.asarray(base.rotor_speed_max, dtype=float), 2),
         name=name or f"{base.name}_coax",
+        parts=parts,
+        rotor_efficiency=np.concatenate([np.ones(n), np.full(n, eta)]),
+        arms=[(i, i + n) for i in range(n)],
     )
+    if parts is None:
+        cf = np.asarray(base.c_f, dtype=float)
+        ct = np.asarray(base.c_tau, dtype=float)
+        if inertia is None and hub_mass is None:
+            inertia = np.asarray(base.inertia, dtype=float)
+        common.update(mass=float(base.mass) if mass is None else mass, c_f=np.concatenate([cf, eta * cf]),
+                      c_tau=np.concatenate([ct, eta * ct]), inertia=inertia, hub_mass=hub_mass,
+                      body_radius=body_radius, body_height=body_height,
+                      rotor_speed_max=np.tile(np.asarray(base.rotor_speed_max, dtype=float), 2))
+    else:
+        common.update(mass=mass, inertia=inertia)
+        if "rotor_speed_max" in base.overrides:
+            common["rotor_speed_max"] = np.tile(np.asarray(base.rotor_speed_max, dtype=float), 2)
+    common["rotor_efficiency"] = None if parts is None else common["rotor_efficiency"]
+    if base.positions is None:
+        def two(x):
+            x = np.asarray(x, dtype=float)
+            return x if x.ndim == 0 else np.tile(x, 2)
+
+        return star_platform(
+            2 * n, base.arm_length, gamma=two(base.gamma), delta=two(base.delta), alpha=two(base.alpha),
+            beta=two(base.beta), alpha_sign=two(base.alpha_sign), beta_sign=two(base.beta_sign),
+            kappa=np.concatenate([kappa, -kappa]), axial_offset=np.concatenate([np.full(n, h), np.full(n, -h)]),
+            **common)
+    p = np.asarray(rotor_positions(base), dtype=float)
+    z = np.asarray(rotor_axes(base), dtype=float)
+    return explicit_platform(np.concatenate([p + h * z, p - h * z]), axes=np.concatenate([z, z]),
+                             kappa=np.concatenate([kappa, -kappa]), **common)
+
+
+def coaxial_x_layout(n: int, arm_length: float, separation: float, lower_efficiency: float = 0.85,
+                     **platform_kwargs) -> Platform:
+    """Coaxial X: ``n/2`` arms in the :func:`x_layout` ring, a counter-rotating pair on each (an X8 for ``n = 8``).
+
+    Args:
+        n: total rotor count (``n/2`` even, ``>= 4``: 8, 12, 16).
+        arm_length: hub distance from the geometric centre [m].
+        separation: axial distance between the rotors of a pair [m].
+        lower_efficiency: factor on the lower rotors' ``c_f`` and ``c_tau``.
+        **platform_kwargs: keyword arguments of :func:`x_layout` for the upper ring (``parts``,
+            ``mass``, ``c_f``, ``c_tau``, ``kappa``, ``rotor_speed_max``, ...); ``inertia``,
+            ``hub_mass``, ``name`` go to :func:`coaxial_layout`.
+    """
+    if isinstance(n, bool) or int(n) != n or int(n) % 4 or int(n) < 8:
+        raise ValueError(f"coaxial_x_layout: rotor count `n` = {n!r} is invalid: a coaxial X has an even number of "
+                         "arms (>= 4) with two rotors each. Fix: pass n = 8, 12, 16, ... (a Y6 is y6_layout).")
+    top = {k: platform_kwargs.pop(k) for k in ("inertia", "hub_mass", "name", "body_radius", "body_height")
+           if k in platform_kwargs}
+    if platform_kwargs.get("parts") is None and "inertia" not in top and "hub_mass" not in top:
+        raise ValueError("coaxial_x_layout: give `parts`, `inertia` or `hub_mass`. Fix: pass one of them.")
+    base_kwargs = dict(platform_kwargs)
+    if base_kwargs.get("parts") is None:
+        base_kwargs.setdefault("inertia", (1.0, 1.0, 1.0))  # replaced by coaxial_layout's inertia
+    base = x_layout(int(n) // 2, arm_length, **base_kwargs)
+    top.setdefault("name", f"coaxial_x{int(n)}")
+    return coaxial_layout(base, separation, lower_efficiency, mass=platform_kwargs.get("mass")
+                          if platform_kwargs.get("parts") is not None else None, **top)
+
+
+def y6_layout(arm_length: float, separation: float, lower_efficiency: float = 0.85, **platform_kwargs) -> Platform:
+    """Y6: three arms at azimuths 60, 180 and 300 deg (two forward, one aft), a counter-rotating pair on each.
+
+    Upper rotors spin ``kappa = (-1, +1, -1)`` (the lower ones the other way); each pair's
+    drag torques cancel up to ``lower_efficiency``.
+
+    Args:
+        arm_length: hub distance from the geometric centre [m].
+        separation: axial distance between the rotors of a pair [m].
+        lower_efficiency: factor on the lower rotors' ``c_f`` and ``c_tau``.
+        **platform_kwargs: as :func:`coaxial_x_layout`.
+    """
+    _no_key(platform_kwargs, "gamma", "y6_layout", "the Y6 layout sets the azimuths")
+    top = {k: platform_kwargs.pop(k) for k in ("inertia", "hub_mass", "name", "body_radius", "body_height")
+           if k in platform_kwargs}
+    if platform_kwargs.get("parts") is None and "inertia" not in top and "hub_mass" not in top:
+        raise ValueError("y6_layout: give `parts`, `inertia` or `hub_mass`. Fix: pass one of them.")
+    base_kwargs = dict(platform_kwargs)
+    base_kwargs.setdefault("kappa", [-1.0, 1.0, -1.0])
+    if base_kwargs.get("parts") is None:
+        base_kwargs.setdefault("inertia", (1.0, 1.0, 1.0))
+    base = star_platform(3, arm_length, gamma=[math.pi / 3, math.pi, 5 * math.pi / 3],
+                         alpha_sign=[-1.0, 1.0, -1.0], **base_kwargs)
+    top.setdefault("name", "y6")
+    return coaxial_layout(base, separation, lower_efficiency, mass=platform_kwargs.get("mass")
+                          if platform_kwargs.get("parts") is not None else None, **top)
 
 
 def rotor_speed_max_for_thrust_to_weight(mass: float, c_f_total: float, thrust_to_weight: float, gravity: float = 9.81) -> float:

@@ -271,9 +271,19 @@ def rotor_axes(platform: Platform, alpha: AngleLike | None = None, beta: AngleLi
     if platform.axes is not None:
         return platform.axes
     a_i, b_i = per_rotor_angles(platform, alpha, beta)
-    ca, sa, cb, sb = jnp.cos(a_i), jnp.sin(a_i), jnp.cos(b_i), jnp.sin(b_i)
-    cg, sg = jnp.cos(platform.gamma), jnp.sin(platform.gamma)
     # R_x(a) z = (0, -sa, ca); R_y(b) (0, -sa, ca) = (cb*0 + sb*ca, -sa, -sb*0 + cb*ca)
+    return _axes_formula(platform.gamma, a_i, b_i)
+
+
+def per_rotor_angles_of(angle: Array, sign: Array) -> Array:
+    """``sign * angle`` for an interdependent (scalar) angle, else the per-rotor ``angle`` itself."""
+    return sign * angle if jnp.ndim(angle) == 0 else angle
+
+
+def _axes_formula(gamma, a_i, b_i):
+    """Eq. (4) for per-rotor angles: ``R_z(gamma_i) R_y(beta_i) R_x(alpha_i) z_B``, ``(n, 3)``."""
+    ca, sa, cb, sb = jnp.cos(a_i), jnp.sin(a_i), jnp.cos(b_i), jnp.sin(b_i)
+    cg, sg = jnp.cos(gamma), jnp.sin(gamma)
     x_arm, y_arm, z_arm = sb * ca, -sa, cb * ca
     return jnp.stack([cg * x_arm - sg * y_arm, sg * x_arm + cg * y_arm, z_arm], axis=-1)
 
@@ -538,6 +548,9 @@ def star_platform(
                    rotor_speed_max=rotor_speed_max, rotor_inertia=rotor_inertia)
     mass, c_f, c_tau, inertia, rotor_speed_max = _placeholders(parts, mass, c_f, c_tau, inertia, hub_mass,
                                                                rotor_speed_max)
+    if axial_offset is not None:  # the hubs move along their axes: lumped parts sit at the offset hubs
+        ca, sa = per_rotor_angles_of(alpha_arr, a_sign), per_rotor_angles_of(beta_arr, b_sign)
+        pos = pos + _per_rotor(axial_offset, n, "axial_offset")[:, None] * _axes_formula(gamma_arr, ca, sa)
     J = _finish(n, pos, mass, inertia, hub_mass, body_radius, body_height)
     return _with_parts(Platform(
         arm_length=arm,
@@ -656,8 +669,11 @@ def class_label(platform: Platform, ascii: bool = False, tol: float = 1e-9) -> s
     * position: ``C`` (coplanar: every hub in one plane parallel to the body
       x-y plane, i.e. equal hub heights; for the angle form equal elevations
       ``delta_i``, ``delta_i = 0`` in the paper's examples) or ``nC``; then ``S``
-      (star-shaped: hub azimuths ``(i-1) 2 pi / n``, first hub on ``x_B``, at equal
-      distance ``|p_i|`` from the centre of mass, as eq. (3) gives) or ``nS``;
+      (star-shaped: the ``k`` arms at azimuths ``gamma_0 + (j-1) 2 pi / k``, equally spaced
+      from a common offset ``gamma_0`` — the paper's ``gamma_0 = 0``, an X layout's
+      ``pi/n`` — at equal distance ``|p|`` from the geometric centre, as eq. (3) gives)
+      or ``nS``. A coaxial pair (``Platform.arms``) is one arm: a coaxial X8 is
+      ``nCS_8R`` (two rotor planes, four equally spaced arms);
     * orientation: absent for zero tilt (every ``z_i = z_B`` and not tilting);
       otherwise the tilt angles in use, ``α0``/``αi`` (interdependent or
       independent cant) and ``β0``/``βi`` (dihedral), followed by ``-Ted``
@@ -673,12 +689,16 @@ def class_label(platform: Platform, ascii: bool = False, tol: float = 1e-9) -> s
         tol: tolerance for "equal" and "zero" [m or rad].
     """
     n = platform.n_rotors
-    pos = np.asarray(rotor_positions(platform), dtype=float)
+    pos = np.asarray(geometric_rotor_positions(platform), dtype=float)  # about the geometric centre
     coplanar = bool(np.ptp(pos[:, 2]) <= tol * max(1.0, float(np.abs(pos).max())))
-    az = np.mod(np.arctan2(pos[:, 1], pos[:, 0]), 2 * np.pi)
-    star_az = np.array([k * 2 * np.pi / n for k in range(n)])
+    groups = platform.arms or tuple((i,) for i in range(n))
+    tips = np.stack([pos[list(g)].mean(axis=0) for g in groups])  # one point per arm (a coaxial pair is one arm)
+    k = len(tips)
+    az = np.sort(np.mod(np.arctan2(tips[:, 1], tips[:, 0]), 2 * np.pi))
+    offset = az[0]
+    star_az = offset + np.array([j * 2 * np.pi / k for j in range(k)])
     daz = np.abs(np.angle(np.exp(1j * (az - star_az))))
-    radii = np.linalg.norm(pos, axis=1)  # |p_i| (= l for eq. 3, whatever the elevations delta_i)
+    radii = np.linalg.norm(tips, axis=1)  # |p_i| (= l for eq. 3, whatever the elevations delta_i)
     star = bool(np.all(daz <= 1e-7) and np.ptp(radii) <= tol * max(1.0, float(radii.max())))
     position = ("C" if coplanar else "nC") + ("S" if star else "nS")
 

@@ -209,8 +209,8 @@ def from_dict(data: dict, source: str = "<dict>", base_dir: Path | None = None) 
     if "platform" not in data:
         raise top.error("missing table `[platform]`. Fix: add [platform] with preset = \"paper_hexarotor\" "
                         "or the star_platform keywords.")
-    top.used.add("platform")
-    platform = platform_from_table(data["platform"], source)
+    top.used.update(("platform", "parts"))
+    platform = platform_from_table(data["platform"], source, data.get("parts"))
     if "reference" not in data:
         raise top.error("missing table `[reference]`. Fix: add [reference] with kind = \"paper_maneuver\" "
                         "(or figure_eight, circle, hover).")

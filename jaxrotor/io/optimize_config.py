@@ -274,15 +274,15 @@ def _design_only(top: Table, own: dict, flight_data: Mapping[str, Any], source: 
     if extra:
         raise top.error(f"table(s) {', '.join(f'[{k}]' for k in extra)} describe a flight, but this design-only "
                         "problem has no [reference]. Fix: remove them, or add [reference] to fly the design.")
-    unknown = sorted(k for k in flight_data if k not in ("platform", "name", "description"))
+    unknown = sorted(k for k in flight_data if k not in ("platform", "parts", "name", "description"))
     if unknown:
         raise top.error(f"unknown key(s) {', '.join(f'`{k}`' for k in unknown)} in a design-only problem. Fix: use "
                         "[platform], [parameters], [objective], [optimize], name and description; check the spelling.")
     if "platform" not in flight_data:
         raise top.error("missing table `[platform]`. Fix: add [platform] with preset = \"paper_hexarotor\" "
                         "or the star_platform keywords.")
-    top.used.add("platform")
-    platform = platform_from_table(flight_data["platform"], source)
+    top.used.update(("platform", "parts"))
+    platform = platform_from_table(flight_data["platform"], source, flight_data.get("parts"))
     name = top.get("name", str, Path(source).stem if source.endswith(".toml") else "design")
     top.get("description", str, "")
     return FlightConfig(name=name, platform=platform, controller=None, flight=None, source=source,

@@ -11,11 +11,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..design import presets as _presets
-from ..design.platform import Platform, star_platform
-from .toml import ConfigError, read_toml
+import math
 
-__all__ = ["platform_from_table", "load_platform", "PLATFORM_KEYS"]
+from ..design import presets as _presets
+from ..design.platform import Platform, explicit_platform, star_platform
+from .toml import MISSING, ConfigError, Table, read_toml
+
+__all__ = ["platform_from_table", "parts_from_table", "load_platform", "PLATFORM_KEYS", "PART_KEYS", "LAYOUTS"]
 
 
 _NUMBER = "a number"
@@ -77,34 +79,97 @@ def _kind_ok(key: str, v) -> bool:
     return True  # pragma: no cover
 
 
-def platform_from_table(table: Mapping[str, Any], source: str) -> Platform:
-    """Build a platform from the ``[platform]`` table of a TOML configuration.
+#: ``layout = ...`` choices of a ``[platform]`` table and the builder of each.
+LAYOUTS = ("star", "x", "plus", "h", "coaxial_x", "y6", "explicit")
+#: Keys each layout reads besides the common ones (:data:`_COMMON`).
+_LAYOUT_KEYS = {
+    "star": ("n", "arm_length", "gamma", "delta", "alpha", "beta", "alpha_sign", "beta_sign", "tilting"),
+    "x": ("n", "arm_length", "delta", "alpha", "beta", "alpha_sign", "beta_sign", "tilting"),
+    "plus": ("n", "arm_length", "delta", "alpha", "beta", "alpha_sign", "beta_sign", "tilting"),
+    "h": ("n", "length", "width"),
+    "coaxial_x": ("n", "arm_length", "separation", "lower_efficiency", "delta", "alpha", "beta", "alpha_sign",
+                  "beta_sign"),
+    "y6": ("n", "arm_length", "separation", "lower_efficiency", "delta", "alpha", "beta", "alpha_sign", "beta_sign"),
+    "explicit": ("positions", "axes"),
+}
+_COMMON = ("layout", "mass", "c_f", "c_tau", "kappa", "inertia", "hub_mass", "body_radius", "body_height", "gravity",
+           "rotor_speed_min", "rotor_speed_max", "rotor_inertia", "name")
+_EXTRA_KEYS = {"layout": "one of " + ", ".join(f'"{x}"' for x in LAYOUTS), "length": _NUMBER, "width": _NUMBER,
+               "separation": _NUMBER, "lower_efficiency": _NUMBER, "rotor_inertia": _NUMBERS,
+               "positions": "an n x 3 list of lists [m]", "axes": "an n x 3 list of lists (unit vectors)"}
+PLATFORM_KEYS.update(_EXTRA_KEYS)
+#: Angles that may also be given in degrees as ``<name>_deg``.
+ANGLE_KEYS = ("alpha", "beta", "gamma", "delta")
 
-    Either ``preset = "name"`` (alone; see :func:`jaxrotor.design.presets.names`) or the keyword
-    arguments of :func:`~jaxrotor.design.platform.star_platform`: required ``n``,
-    ``arm_length`` [m], ``mass`` [kg], ``c_f`` [N s^2/rad^2], ``c_tau`` [N m s^2/rad^2],
-    and ``inertia`` [kg m^2] or ``hub_mass`` [kg]; optional ``kappa``, ``alpha``,
-    ``beta``, ``alpha_sign``, ``beta_sign``, ``delta``, ``gamma`` [rad], ``body_radius``,
-    ``body_height`` [m], ``gravity`` [m/s^2], ``rotor_speed_min``, ``rotor_speed_max`` [rad/s]
-    (TOML ``inf`` for no limit; ``omega_min``/``omega_max`` are accepted as short aliases of
-    these rotor speed bounds), ``tilting``, ``name``. Angles are in radians.
+
+def _rows3(v) -> bool:
+    return isinstance(v, list) and len(v) > 0 and all(_is_nums(r) and len(r) == 3 for r in v)
+
+
+def _degrees(table: Mapping[str, Any], where: str) -> dict:
+    """``<angle>_deg`` keys converted to radians under their radian names (giving both is an error)."""
+    out = dict(table)
+    for key in ANGLE_KEYS:
+        deg = f"{key}_deg"
+        if deg not in out:
+            continue
+        v = out.pop(deg)
+        if key in out:
+            raise ConfigError(f"{where} gives both `{key}` = {out[key]!r} [rad] and `{deg}` = {v!r} [deg]. "
+                              f"Fix: keep only one of them.")
+        if not (_is_num(v) or _is_nums(v)):
+            raise ConfigError(f"{where} key `{deg}` = {v!r} is invalid: expected {_NUMBERS} in degrees. "
+                              f"Fix: write e.g. `{deg} = 25.0`.")
+        out[key] = math.radians(v) if _is_num(v) else [math.radians(x) for x in v]
+    return out
+
+
+def platform_from_table(table: Mapping[str, Any], source: str, parts: Mapping[str, Any] | None = None) -> Platform:
+    """Build a platform from the ``[platform]`` table (and the ``[parts.*]`` tables) of a TOML configuration.
+
+    Either ``preset = "name"`` (alone; see :func:`jaxrotor.design.presets.names`), or a
+    geometry: ``layout`` (default ``"star"``) with its keys,
+
+    ============  ==============================================================================
+    ``star``      ``n``, ``arm_length`` [m]; eqs. (3)-(4) angles ``gamma`` (default the paper's
+                  ``(i-1) 2 pi/n``), ``delta``, ``alpha``, ``beta``, ``alpha_sign``, ``beta_sign``,
+                  ``tilting``
+    ``x``         ``n`` (even), ``arm_length``; azimuths ``pi - pi/n + (i-1) 2 pi/n``, tilt angles as star
+    ``plus``      ``n`` (even), ``arm_length``; a rotor on the nose, tilt angles as star
+    ``h``         ``n`` (even), ``length``, ``width`` [m]: two rails along ``x_B``
+    ``coaxial_x`` ``n`` (8, 12, ...), ``arm_length``, ``separation`` [m] (axial spacing of a pair),
+                  ``lower_efficiency`` (default 0.85)
+    ``y6``        ``arm_length``, ``separation``, ``lower_efficiency``: three arms, six rotors
+    ``explicit``  ``positions`` (n x 3) [m] and ``axes`` (n x 3, unit; default ``z_B``), ``kappa``
+    ============  ==============================================================================
+
+    and the vehicle: with parts, ``mass`` [kg], ``inertia`` [kg m^2], ``c_f``, ``c_tau``,
+    ``rotor_speed_max`` [rad/s] and ``rotor_inertia`` [kg m^2] are derived and any of them given
+    overrides the parts (reported); without parts ``mass``, ``c_f`` [N s^2/rad^2], ``c_tau``
+    [N m s^2/rad^2] and ``inertia`` (or ``hub_mass``) are required. Also ``kappa``,
+    ``body_radius``, ``body_height`` [m], ``gravity`` [m/s^2], ``rotor_speed_min`` [rad/s]
+    (``omega_min``/``omega_max`` are short aliases of the speed bounds), ``name``. Every
+    angle is in radians, or in degrees as ``alpha_deg``, ``beta_deg``, ``gamma_deg``,
+    ``delta_deg`` (not both forms).
 
     Example::
 
         [platform]
-        n = 6
-        arm_length = 0.385
-        mass = 3.5
-        c_f = 3.799e-5
-        c_tau = 1.163e-6
-        alpha = 0.436   # alpha_0, with the default sign pattern (-1)^i
-        beta = 0.175
-        inertia = [0.155, 0.147, 0.251]
-        rotor_speed_max = 700.0
+        layout = "x"
+        n = 4
+        arm_length = 0.25
+
+        [parts.hub]
+        mass = 0.60
+        radius = 0.08
+        height = 0.05
+        # [parts.arm], [parts.motor], [parts.propeller], [parts.battery], ... (docs/vehicles.md)
 
     Args:
         table: the parsed ``[platform]`` table (a dict).
         source: where it came from (a file name), quoted in error messages.
+        parts: the parsed ``[parts]`` table (``hub``, ``arm``, ``motor``, ``propeller``, ``battery``,
+            ``payload``, ``landing_gear``, ``ballast`` sub-tables, ``air_density``), or ``None``.
 
     Returns:
         a validated :class:`Platform`.
@@ -122,6 +187,9 @@ def platform_from_table(table: Mapping[str, Any], source: str) -> Platform:
         if others:
             raise ConfigError(f"{where} key `preset` = {preset!r} cannot be combined with {', '.join(others)}. "
                              "Fix: either name a preset alone, or drop `preset` and give every parameter.")
+        if parts is not None:
+            raise ConfigError(f"{source}: [parts] cannot be combined with `preset` = {preset!r} (a preset brings its "
+                              "own vehicle). Fix: drop [parts], or drop the preset and describe the geometry.")
         if not isinstance(preset, str) or preset not in _presets.names():
             raise ConfigError(f"{where} key `preset` = {preset!r} is not a preset name. "
                              f"Fix: use one of {', '.join(_presets.names())} (see `jaxrotor presets`).")
@@ -133,33 +201,159 @@ def platform_from_table(table: Mapping[str, Any], source: str) -> Platform:
                 raise ConfigError(f"{where} gives both `{old}` = {table[old]!r} and its long name `{new}` = "
                                   f"{table[new]!r}. Fix: keep only `{new}`.")
             table = {(new if k == old else k): v for k, v in table.items()}
-    unknown = sorted(k for k in table if k not in PLATFORM_KEYS)
+    table = _degrees(table, where)
+    layout = table.get("layout", "star")
+    if layout not in LAYOUTS:
+        raise ConfigError(f"{where} key `layout` = {layout!r} is unknown. Fix: use one of "
+                          f"{', '.join(repr(x) for x in LAYOUTS)}.")
+    allowed = set(_COMMON) | set(_LAYOUT_KEYS[layout])
+    unknown = sorted(k for k in table if k not in allowed)
     if unknown:
+        k = unknown[0]
+        hint = (f"; `{k}` belongs to other layouts" if k in PLATFORM_KEYS else "; check the spelling")
         raise ConfigError(f"{where} has unknown key(s) {', '.join(f'`{k}`' for k in unknown)} "
-                         f"(value {table[unknown[0]]!r}). Fix: use `preset` or the keys "
-                         f"{', '.join(PLATFORM_KEYS)}; check the spelling.")
-    missing = [k for k in _REQUIRED if k not in table]
+                         f"(value {table[k]!r}). Fix: use `preset` or the keys of layout {layout!r}: "
+                         f"{', '.join(sorted(allowed))} (angles also as <name>_deg){hint}.")
+    required = {"star": ("n", "arm_length"), "x": ("n", "arm_length"), "plus": ("n", "arm_length"),
+                "h": ("n", "length", "width"), "coaxial_x": ("n", "arm_length", "separation"),
+                "y6": ("arm_length", "separation"), "explicit": ("positions",)}[layout]
+    if parts is None:
+        required = required + ("mass", "c_f", "c_tau")
+    missing = [k for k in required if k not in table]
     if missing:
         raise ConfigError(f"{where} is missing the required key(s) {', '.join(f'`{k}`' for k in missing)}. "
-                         f"Fix: add them (n, arm_length [m], mass [kg], c_f [N s^2/rad^2], c_tau [N m s^2/rad^2]) "
-                         "or use `preset = \"name\"`.")
+                         f"Fix: add them to the {layout!r} layout" + ("" if parts is not None else
+                         " (mass [kg], c_f [N s^2/rad^2], c_tau [N m s^2/rad^2], or [parts.*] tables to derive them)")
+                         + " or use `preset = \"name\"`.")
     for key, v in table.items():
-        if not _kind_ok(key, v):
+        if key in ("positions", "axes"):
+            ok = _rows3(v)
+        elif key == "layout":
+            ok = True
+        elif key in ("length", "width", "separation", "lower_efficiency"):
+            ok = _is_num(v)
+        else:
+            ok = _kind_ok(key, v)
+        if not ok:
             raise ConfigError(f"{where} key `{key}` = {v!r} is invalid: expected {PLATFORM_KEYS[key]}. "
                              f"Fix: write `{key}` as {PLATFORM_KEYS[key]}.")
-    if "inertia" not in table and "hub_mass" not in table:
+    if parts is None and "inertia" not in table and "hub_mass" not in table:
         raise ConfigError(f"{where} gives neither `inertia` nor `hub_mass`. Fix: add `inertia = [Jxx, Jyy, Jzz]` "
-                         "[kg m^2] or `hub_mass = ...` [kg] to build the inertia from lumped parts.")
+                         "[kg m^2], `hub_mass = ...` [kg] to build the inertia from lumped parts, or [parts.*] "
+                         "tables to derive it.")
     kwargs = dict(table)
-    n = kwargs.pop("n")
-    arm = kwargs.pop("arm_length")
+    kwargs.pop("layout", None)
     if "tilting" in kwargs:
         kwargs["tilting"] = tuple(kwargs["tilting"])
     kwargs.setdefault("name", str(source).rsplit("/", 1)[-1].rsplit(".", 1)[0] or "platform")
+    if parts is not None:
+        kwargs["parts"] = parts_from_table(parts, source)
     try:
-        return star_platform(n, arm, **kwargs)
+        return _build(layout, kwargs)
+    except ConfigError:
+        raise
     except ValueError as err:
         raise ConfigError(f"{where}: {err}") from None
+
+
+def _build(layout: str, kw: dict) -> Platform:
+    from ..design import layouts
+
+    if layout == "star":
+        return star_platform(kw.pop("n"), kw.pop("arm_length"), **kw)
+    if layout == "x":
+        return layouts.x_layout(kw.pop("n"), kw.pop("arm_length"), **kw)
+    if layout == "plus":
+        return layouts.plus_layout(kw.pop("n"), kw.pop("arm_length"), **kw)
+    if layout == "h":
+        return layouts.h_layout(kw.pop("n"), kw.pop("length"), kw.pop("width"), **kw)
+    if layout == "coaxial_x":
+        return layouts.coaxial_x_layout(kw.pop("n"), kw.pop("arm_length"), kw.pop("separation"),
+                                        kw.pop("lower_efficiency", 0.85), **kw)
+    if layout == "y6":
+        n = kw.pop("n", 6)
+        if n != 6:
+            raise ValueError(f"`n` = {n!r} is invalid for layout 'y6' (three arms, two rotors each). Fix: drop `n` "
+                             "or write n = 6.")
+        return layouts.y6_layout(kw.pop("arm_length"), kw.pop("separation"), kw.pop("lower_efficiency", 0.85), **kw)
+    positions = kw.pop("positions")
+    if "kappa" not in kw:
+        kw["kappa"] = [-((-1.0) ** k) for k in range(len(positions))]
+    return explicit_platform(positions, **kw)
+
+
+#: Keys of each ``[parts.<name>]`` table: (key, required, kind) with kind "number", "vector" or "int".
+PART_KEYS: dict[str, tuple[tuple[str, bool, str], ...]] = {
+    "hub": (("mass", True, "number"), ("radius", True, "number"), ("height", True, "number")),
+    "arm": (("mass", False, "number"), ("mass_per_length", False, "number"), ("radius", True, "number")),
+    "motor": (("mass", True, "number"), ("radius", True, "number"), ("height", True, "number"),
+              ("rotor_mass", False, "number"), ("kv", False, "number"), ("resistance", False, "number"),
+              ("no_load_current", False, "number"), ("max_current", False, "number")),
+    "propeller": (("diameter", True, "number"), ("pitch", False, "number"), ("mass", True, "number"),
+                  ("c_t", True, "number"), ("c_p", True, "number"), ("chord", False, "number"),
+                  ("thickness", False, "number")),
+    "battery": (("mass", True, "number"), ("size", True, "vector"), ("offset", False, "vector"),
+                ("cells", False, "int"), ("capacity_mah", False, "number"),
+                ("internal_resistance", False, "number")),
+    "payload": (("mass", True, "number"), ("offset", False, "vector")),
+    "landing_gear": (("mass", True, "number"), ("legs", False, "int"), ("radius", False, "number"),
+                     ("length", False, "number"), ("leg_radius", False, "number"), ("foot_radius", False, "number")),
+    "ballast": (("mass", True, "number"), ("size", False, "vector"), ("offset", False, "vector")),
+}
+_REQUIRED_PARTS = ("hub", "arm", "motor", "propeller")
+
+
+def parts_from_table(data: Mapping[str, Any], source: str):
+    """The :class:`~jaxrotor.design.parts.Parts` of a ``[parts]`` table (sub-tables per part, SI units).
+
+    Sub-tables (keys and units in ``docs/vehicles.md`` and :mod:`jaxrotor.design.parts`):
+    ``hub``, ``arm``, ``motor``, ``propeller`` (required), ``battery``, ``payload``,
+    ``landing_gear``, ``ballast`` (optional); ``air_density`` [kg/m^3] at the top.
+
+    Raises:
+        ConfigError: a missing part or key, a wrong type, an unknown key, or a value the
+            part refuses (non-positive dimension, ...), naming the key, the value and the fix.
+    """
+    from ..design import parts as P
+
+    top = Table(data, source, "parts")
+    for name in _REQUIRED_PARTS:
+        if name not in data:
+            raise top.error(f"missing table `[parts.{name}]` (a vehicle from parts needs "
+                            f"{', '.join('[parts.' + p + ']' for p in _REQUIRED_PARTS)}). Fix: add [parts.{name}] "
+                            f"with {', '.join(k for k, req, _ in PART_KEYS[name] if req)}.")
+    built = {}
+    classes = {"hub": P.Hub, "arm": P.Arm, "motor": P.Motor, "propeller": P.Propeller, "battery": P.Battery,
+               "payload": P.Payload, "landing_gear": P.LandingGear, "ballast": P.Ballast}
+    for name, keys in PART_KEYS.items():
+        if name not in data:
+            top.used.add(name)
+            continue
+        t = top.table(name)
+        values = {}
+        for key, req, kind in keys:
+            default = MISSING if req else None
+            if kind == "number":
+                v = t.get(key, float, default, f"a number in SI units for `{name}.{key}`")
+                if v is not None and (math.isnan(v) or (math.isinf(v) and key != "max_current")):
+                    raise t.fail(key, v, "must be a finite number", f"give a finite `{key}`")
+            elif kind == "int":
+                v = t.integer(key, default)
+            else:
+                v = t.vector(key, 3, default, f"write `{key} = [x, y, z]` in metres")
+            if v is not None:
+                values[key] = v
+        t.check_unknown()
+        if name == "arm" and ("mass" in values) == ("mass_per_length" in values):
+            raise t.error(f"[parts.arm] needs exactly one of `mass` [kg] (one arm) and `mass_per_length` [kg/m] "
+                          f"(got {sorted(k for k in values if 'mass' in k) or 'neither'}). Fix: give one of them.")
+        try:
+            built[name] = classes[name](**values)
+        except ValueError as err:
+            raise t.error(f"[parts.{name}]: {err}") from None
+    rho = top.number("air_density", P.AIR_DENSITY, positive=True, fix="the air density in kg/m^3, e.g. 1.225")
+    top.check_unknown()
+    return P.Parts(air_density=rho, **built)
 
 
 def load_platform(path: str | Path) -> Platform:
@@ -173,5 +367,5 @@ def load_platform(path: str | Path) -> Platform:
     if "platform" not in data:
         raise ConfigError(f"{path}: no [platform] table (found: {', '.join(data) or 'nothing'}). "
                           'Fix: add a [platform] table with `preset = "name"` or the platform parameters.')
-    return platform_from_table(data["platform"], str(path))
+    return platform_from_table(data["platform"], str(path), data.get("parts"))
 

@@ -24,7 +24,8 @@ from jax.flatten_util import ravel_pytree
 
 from .._util import as_float as _f
 
-__all__ = ["AbstractTransform", "Identity", "Log", "Interval", "LogInterval", "Box", "TRANSFORMS", "Parameters"]
+__all__ = ["AbstractTransform", "Identity", "Log", "Interval", "LogInterval", "Box", "TRANSFORMS", "Parameters",
+           "rederive"]
 
 
 class AbstractTransform(eqx.Module):
@@ -318,8 +319,9 @@ class Parameters(eqx.Module):
         return self._map(lambda tf, t: tf.forward(t), theta)
 
     def to_design(self, theta, base):
-        """``eqx.combine(forward(theta), rest of base)``."""
-        return eqx.combine(self.physical(theta), self.partition(base)[1])
+        """``eqx.combine(forward(theta), rest of base)``, every platform built from parts re-derived
+        (:func:`rederive`: a new arm length or propeller moves the mass, inertia and thrust)."""
+        return rederive(eqx.combine(self.physical(theta), self.partition(base)[1]))
 
     def project(self, theta):
         """Apply every transform's projection (only :class:`Box` clips)."""
@@ -352,4 +354,17 @@ class Parameters(eqx.Module):
         if values.shape != vec.shape:
             raise ValueError(f"Parameters.unflatten parameter `values` has {values.size} entries for {vec.size} "
                              "selected scalars. Fix: pass one value per name of Parameters.names().")
-        return eqx.combine(unravel(jnp.asarray(values, dtype=vec.dtype)), rest)
+        return rederive(eqx.combine(unravel(jnp.asarray(values, dtype=vec.dtype)), rest))
+
+
+def _is_platform(x) -> bool:
+    from ..design.platform import Platform
+
+    return isinstance(x, Platform)
+
+
+def rederive(tree):
+    """``tree`` with every :class:`~jaxrotor.design.platform.Platform` in it re-derived from its parts
+    (:meth:`Platform.derive`; platforms without parts are unchanged). Pure and differentiable: a
+    gradient with respect to a geometry or parts leaf flows through the mass model."""
+    return jax.tree_util.tree_map(lambda x: x.derive() if _is_platform(x) else x, tree, is_leaf=_is_platform)

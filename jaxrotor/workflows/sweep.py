@@ -54,7 +54,7 @@ from ..io.config import FlightConfig
 from ..io.config import from_dict as flight_from_dict
 from ..io.toml import Table, read_toml
 from ..metrics import FlightMetrics, flight_metrics
-from ..optimize.parameters import Parameters
+from ..optimize.parameters import Parameters, rederive
 from ..optimize.problem import Design
 
 __all__ = [
@@ -230,7 +230,7 @@ class SweepRunner:
             vec, rest = shared
             for j, idx in enumerate(columns):
                 vec = vec.at[idx].set(values[j].astype(vec.dtype))
-            d = eqx.combine(unravel(vec), rest)
+            d = rederive(eqx.combine(unravel(vec), rest))  # a swept arm length moves the mass model
             traj = fly(d.platform, d.controller, d.flight)
             return flight_metrics(traj, d.platform, d.flight)
 

@@ -243,7 +243,7 @@ def test_y6_coaxial_is_fail_safe():
                          rotor_speed_max=700.0)
     y6 = coaxial_layout(base, 0.1, 0.85)
     r = analysis.analyze(y6)
-    assert y6.label().endswith("6R") and "nS" in y6.label()
+    assert y6.label() == "nCS_6R"  # two rotor planes; the three arms (one per coaxial pair) form a star
     assert (r.rank_F, r.rank_M) == (1, 3)
     assert r.statically_hoverable and r.fail_safe
     assert all(x.margin > 0.1 for x in r.rotor_loss)
