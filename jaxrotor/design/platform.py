@@ -398,8 +398,11 @@ def _placeholders(parts, mass, c_f, c_tau, inertia, hub_mass, rotor_speed_max):
     return mass, c_f, c_tau, inertia, rotor_speed_max
 
 
-def _extras(n, axial_offset, rotor_efficiency, rotor_inertia, arms) -> dict:
+def _extras(n, axial_offset, rotor_efficiency, rotor_inertia, arms, com_offset=None) -> dict:
+    if com_offset is not None and _float(com_offset).shape != (3,):
+        raise parameter_error("com_offset", com_offset, "expected 3 numbers [x, y, z] in metres", "pass (3,)")
     return dict(
+        com_offset=None if com_offset is None else _float(com_offset),
         axial_offset=None if axial_offset is None else _per_rotor(axial_offset, n, "axial_offset"),
         rotor_efficiency=None if rotor_efficiency is None else _per_rotor(rotor_efficiency, n, "rotor_efficiency"),
         rotor_inertia=None if rotor_inertia is None else _per_rotor(rotor_inertia, n, "rotor_inertia"),
@@ -481,6 +484,7 @@ def star_platform(
     rotor_efficiency: Sequence[float] | None = None,
     arms: Sequence[Sequence[int]] = (),
     rotor_inertia: float | Sequence[float] | None = None,
+    com_offset: Sequence[float] | None = None,
 ) -> Platform:
     """Build a platform from the angle parameters of eqs. (3)-(4).
 
@@ -514,6 +518,8 @@ def star_platform(
         rotor_efficiency: ``(n,)`` factors on the parts-derived ``c_f``, ``c_tau``.
         arms: groups of rotor indices sharing one arm (coaxial pairs).
         rotor_inertia: ``J_r`` [kg m^2], scalar or ``(n,)`` (default: from the parts, else 0).
+        com_offset: ``(3,)`` centre of mass relative to the geometric centre [m] (with parts:
+            an override of the derived one; ``[0, 0, 0]`` keeps eq. (3) about the centre of mass).
 
     Returns:
         A validated :class:`Platform`.
@@ -545,7 +551,7 @@ def star_platform(
     cd = jnp.cos(delta_arr)
     pos = arm * jnp.stack([cd * jnp.cos(gamma_arr), cd * jnp.sin(gamma_arr), -jnp.sin(delta_arr)], axis=-1)
     given = _given(parts, mass=mass, c_f=c_f, c_tau=c_tau, inertia=inertia, hub_mass=hub_mass,
-                   rotor_speed_max=rotor_speed_max, rotor_inertia=rotor_inertia)
+                   rotor_speed_max=rotor_speed_max, rotor_inertia=rotor_inertia, com_offset=com_offset)
     mass, c_f, c_tau, inertia, rotor_speed_max = _placeholders(parts, mass, c_f, c_tau, inertia, hub_mass,
                                                                rotor_speed_max)
     if axial_offset is not None:  # the hubs move along their axes: lumped parts sit at the offset hubs
@@ -572,7 +578,7 @@ def star_platform(
         rotor_speed_max=_per_rotor(rotor_speed_max, n, "rotor_speed_max"),
         tilting=tuple(tilting),
         name=name,
-        **_extras(n, axial_offset, rotor_efficiency, rotor_inertia, arms),
+        **_extras(n, axial_offset, rotor_efficiency, rotor_inertia, arms, com_offset),
     ), parts, given)
 
 
@@ -596,6 +602,7 @@ def explicit_platform(
     rotor_efficiency: Sequence[float] | None = None,
     arms: Sequence[Sequence[int]] = (),
     rotor_inertia: float | Sequence[float] | None = None,
+    com_offset: Sequence[float] | None = None,
 ) -> Platform:
     """Build a platform from explicit hub coordinates and spin axes (body frame).
 
@@ -615,7 +622,7 @@ def explicit_platform(
         rotor_speed_min: lower rotor speed bound [rad/s], scalar or ``(n,)``.
         rotor_speed_max: upper rotor speed bound [rad/s], scalar or ``(n,)`` (``inf`` for none).
         name: a name for reports.
-        parts, rotor_efficiency, arms, rotor_inertia: as :func:`star_platform` (positions are then
+        parts, rotor_efficiency, arms, rotor_inertia, com_offset: as :func:`star_platform` (positions are then
             about the geometric centre; the centre of mass follows from the parts).
 
     Returns:
@@ -630,7 +637,7 @@ def explicit_platform(
         raise parameter_error("kappa", "None", "explicit rotors need their spin directions",
                               f"pass kappa with {n} entries of -1 (CCW) / +1 (CW)")
     given = _given(parts, mass=mass, c_f=c_f, c_tau=c_tau, inertia=inertia, hub_mass=hub_mass,
-                   rotor_speed_max=rotor_speed_max, rotor_inertia=rotor_inertia)
+                   rotor_speed_max=rotor_speed_max, rotor_inertia=rotor_inertia, com_offset=com_offset)
     mass, c_f, c_tau, inertia, rotor_speed_max = _placeholders(parts, mass, c_f, c_tau, inertia, hub_mass,
                                                                rotor_speed_max)
     J = _finish(n, pos, mass, inertia, hub_mass, body_radius, body_height)
@@ -654,7 +661,7 @@ def explicit_platform(
         rotor_speed_max=_per_rotor(rotor_speed_max, n, "rotor_speed_max"),
         tilting=(),
         name=name,
-        **_extras(n, None, rotor_efficiency, rotor_inertia, arms),
+        **_extras(n, None, rotor_efficiency, rotor_inertia, arms, com_offset),
     ), parts, given)
 
 
