@@ -1,4 +1,6 @@
-"""The full actuation report of a concrete platform: every exact measure, computed on one system."""
+"""The full actuation report of a concrete platform: every exact measure, computed on one system,
+and the vehicle it is computed for (mass, centre of mass, inertia, rotor coefficients, top speed and,
+for a vehicle built from parts, the mass by part and what limits the top speed)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .._util import to_jsonable
+from ..design.parts import rotor_speed_limit
 from ..design.platform import AngleLike, Platform
 from ._system import system
 from .exact import (RotorLoss, _class_of, hover_solution, lateral_force_capability, max_torques_at_hover, ranks,
@@ -16,7 +19,7 @@ from .exact import (RotorLoss, _class_of, hover_solution, lateral_force_capabili
                     yaw_authority)
 from .polytopes import polytope_measures
 
-__all__ = ["ActuationReport", "analyze"]
+__all__ = ["ActuationReport", "analyze", "vehicle_section"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,6 +73,31 @@ class ActuationReport:
             (:func:`jaxrotor.analysis.hover_moment_polytope`).
         polytope_notes: why a polytope measure is 0 or inf (empty, flat, unbounded),
             by the key above; empty when every set is full-dimensional.
+
+        The vehicle (the platform's own values: derived from its parts unless given explicitly):
+
+        mass: ``m`` [kg] (the same as ``mass_kg``).
+        com_offset: ``(3,)`` centre of mass relative to the geometric centre the layout is built
+            about [m] (zeros without parts: the layout is about the centre of mass).
+        inertia: ``(3, 3)`` ``J`` about the centre of mass, body axes [kg m^2].
+        rotor_inertia: ``(n,)`` spin inertia ``J_r`` of each rotor [kg m^2] (zeros when not modelled).
+        c_f: ``(n,)`` thrust coefficients [N s^2/rad^2]. c_tau: ``(n,)`` drag-torque coefficients
+            [N m s^2/rad^2].
+        rotor_speed_max: ``(n,)`` top rotor speed [rad/s] (``inf``: unbounded, ``null`` in JSON).
+        from_parts: the platform is built from :class:`~jaxrotor.design.parts.Parts`.
+        mass_breakdown: part kind (``hub``, ``arms``, ``motors``, ``propellers``, ``battery``,
+            ``payload``, ``landing_gear``, ``ballast``; the kinds present) -> total mass of that kind
+            [kg], summing to the parts' mass; empty without parts.
+        overrides: the derived fields given explicitly (they win over the parts,
+            ``Platform.overrides``); empty without parts.
+        voltage_limited_speed: ``(n,)`` ``omega_V``, the steady full-throttle speed on the
+            battery's nominal voltage [rad/s] (:func:`~jaxrotor.design.parts.rotor_speed_limit`,
+            with the platform's ``c_tau``), or ``None`` (no parts, no motor ``kv`` or no battery).
+        current_limited_speed: ``(n,)`` ``omega_I``, the speed at the motor's current limit
+            [rad/s] (``inf`` for none), or ``None`` likewise.
+        speed_limit: per rotor, which of the two limits the parts' top speed: ``"voltage"`` or
+            ``"current"``; ``None`` likewise. (With ``rotor_speed_max`` in ``overrides`` the
+            platform's top speed is the given one, not this.)
     """
 
     name: str
@@ -113,6 +141,19 @@ class ActuationReport:
     force_zonotope_volume: float
     hover_moment_volume: float
     polytope_notes: dict[str, str]
+    mass: float
+    com_offset: np.ndarray
+    inertia: np.ndarray
+    rotor_inertia: np.ndarray
+    c_f: np.ndarray
+    c_tau: np.ndarray
+    rotor_speed_max: np.ndarray
+    from_parts: bool
+    mass_breakdown: dict[str, float]
+    overrides: tuple[str, ...]
+    voltage_limited_speed: np.ndarray | None
+    current_limited_speed: np.ndarray | None
+    speed_limit: tuple[str, ...] | None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict with the attribute names as keys.
@@ -199,4 +240,45 @@ def analyze(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike 
         force_zonotope_volume=poly["force_zonotope_volume"],
         hover_moment_volume=poly["hover_moment_volume"],
         polytope_notes=poly["polytope_notes"],
+        **vehicle_section(platform),
     )
+
+
+def _np(x) -> np.ndarray:
+    return np.array(x, dtype=float)
+
+
+def vehicle_section(platform: Platform) -> dict[str, Any]:
+    """The vehicle fields of :class:`ActuationReport` (``mass`` ... ``speed_limit``) of a concrete platform.
+
+    The platform's own values (derived from its parts unless named in ``platform.overrides``); the
+    mass breakdown from :meth:`Platform.mass_properties`; the two speed limits from
+    :func:`~jaxrotor.design.parts.rotor_speed_limit` with the platform's ``c_tau`` (what
+    :func:`~jaxrotor.design.platform.derive_from_parts` uses for ``rotor_speed_max``).
+    """
+    n = platform.n_rotors
+    parts = platform.parts
+    out: dict[str, Any] = dict(
+        mass=float(platform.mass),
+        com_offset=np.zeros(3) if platform.com_offset is None else _np(platform.com_offset),
+        inertia=_np(platform.inertia),
+        rotor_inertia=_np(platform.J_r),
+        c_f=_np(platform.c_f),
+        c_tau=_np(platform.c_tau),
+        rotor_speed_max=_np(platform.rotor_speed_max),
+        from_parts=parts is not None,
+        mass_breakdown={},
+        overrides=tuple(platform.overrides),
+        voltage_limited_speed=None,
+        current_limited_speed=None,
+        speed_limit=None,
+    )
+    if parts is None:
+        return out
+    out["mass_breakdown"] = {k: float(v) for k, v in platform.mass_properties().breakdown.items()}
+    if parts.motor.kv is not None and parts.battery is not None:
+        _, w_v, w_i = rotor_speed_limit(parts.motor, parts.battery.nominal_voltage, platform.c_tau)
+        w_v, w_i = np.broadcast_to(_np(w_v), (n,)).copy(), np.broadcast_to(_np(w_i), (n,)).copy()
+        out.update(voltage_limited_speed=w_v, current_limited_speed=w_i,
+                   speed_limit=tuple("voltage" if a <= b else "current" for a, b in zip(w_v, w_i)))
+    return out

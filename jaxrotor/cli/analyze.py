@@ -8,8 +8,13 @@ preset it analyses the paper's use-case hexarotor (``paper_hexarotor``). CONFIG
 is a TOML file whose ``[platform]`` table names a ``preset`` or gives the
 :func:`~jaxrotor.design.platform.star_platform` parameters
 (read by :func:`jaxrotor.io.platform_table.load_platform`). ``--out DIR`` also writes a 3D
-drawing of the design, a picture of its force sets and the exact zero-moment force
-polytope with the hover plane and its section (:mod:`jaxrotor.io.polytope_plot`) (PNG).
+drawing of the design, a picture of its force sets, the exact zero-moment force
+polytope with the hover plane and its section (:mod:`jaxrotor.io.polytope_plot`) and, for a
+vehicle built from parts, its top and side views to scale (``<name>_vehicle.png``,
+:mod:`jaxrotor.io.vehicle_plot`; skipped with a note for a platform without parts) (PNG).
+The table opens with the vehicle: mass by part, centre-of-mass offset, inertia, rotor
+inertia, ``c_f``, ``c_tau``, top rotor speed and what limits it, and the values given
+explicitly instead of derived from the parts.
 
 JAX is imported inside ``analyze``; ``jaxrotor presets`` prints :data:`PRESET_ROWS` and
 never imports it, so both it and ``jaxrotor --help`` answer at once.
@@ -52,6 +57,65 @@ def _fmt(v, digits: int = 4) -> str:
     return str(v)
 
 
+def _per_rotor(values, digits: int = 4) -> str:
+    """One value if every rotor has it, else the list."""
+    v = [float(x) for x in values]
+    if v and all(x == v[0] or (math.isnan(x) and math.isnan(v[0])) for x in v):
+        return _fmt(v[0], digits)
+    return "[" + ", ".join(_fmt(x, digits) for x in v) + "]"
+
+
+def _rpm(w: float) -> str:
+    return f" ({w * 60 / (2 * math.pi):.0f} rpm)" if math.isfinite(w) else ""
+
+
+def vehicle_rows(r) -> list[tuple[str, str]]:
+    """The ``-- vehicle`` block of :func:`format_report`: mass by part, centre of mass, inertia, rotors, top speed."""
+    import numpy as np  # not at import: `jaxrotor presets` and `--help` load neither NumPy nor JAX
+    rows: list[tuple[str, str]] = []
+    given = set(r.overrides)
+
+    def add(key, value, unit="", field=None):
+        mark = "  (given)" if field in given else ""
+        rows.append((key, f"{value} {unit}".rstrip() + mark))
+
+    rows.append((f"-- vehicle ({'from parts' if r.from_parts else 'given as numbers, no parts'})", ""))
+    add("mass", _fmt(r.mass, 5), "kg", "mass")
+    if r.mass_breakdown:
+        total = sum(r.mass_breakdown.values())
+        for part, m in r.mass_breakdown.items():
+            add(f"  {part.replace('_', ' ')}", f"{m:.4g} kg", f"({100 * m / total:.1f} %)" if total > 0 else "")
+        if "mass" in given:
+            add("  sum of the parts", f"{total:.5g} kg", "(the mass above is given explicitly)")
+    c = np.round(np.asarray(r.com_offset, dtype=float) * 1e3, 2) + 0.0  # no "-0.00"
+    add("CoM offset from geometric centre", "[" + ", ".join(f"{x:+.2f}" for x in c) + "]", "mm", "com_offset")
+    J = np.asarray(r.inertia, dtype=float)
+    add("inertia Jxx / Jyy / Jzz", " / ".join(_fmt(J[i, i], 4) for i in range(3)), "kg m^2", "inertia")
+    off = np.array([J[0, 1], J[0, 2], J[1, 2]])
+    tiny = 1e-9 * max(float(np.max(np.abs(np.diag(J)))), 1e-300)
+    if np.any(np.abs(off) > tiny):
+        off = np.where(np.abs(off) > tiny, off, 0.0)
+        add("inertia Jxy / Jxz / Jyz", " / ".join(_fmt(float(x), 4) for x in off), "kg m^2", "inertia")
+    add("rotor spin inertia J_r", _per_rotor(r.rotor_inertia), "kg m^2", "rotor_inertia")
+    add("thrust coefficient c_f", _per_rotor(r.c_f), "N s^2/rad^2", "c_f")
+    add("drag coefficient c_tau", _per_rotor(r.c_tau), "N m s^2/rad^2", "c_tau")
+    w = [float(x) for x in r.rotor_speed_max]
+    top = _per_rotor(w) + " rad/s" + (_rpm(w[0]) if len(set(w)) == 1 else "")
+    if r.speed_limit is not None:
+        kinds = sorted(set(r.speed_limit))
+        why = f"{' / '.join(kinds)}-limited" if "rotor_speed_max" not in given else "given explicitly"
+        add("top rotor speed", f"{top}, {why}")
+        add("  voltage limit (full throttle)", _per_rotor(r.voltage_limited_speed), "rad/s")
+        add("  current limit (max current)", _per_rotor(r.current_limited_speed), "rad/s")
+    else:
+        why = ("given explicitly" if "rotor_speed_max" in given or not r.from_parts
+               else "no motor kv or battery: unbounded")
+        add("top rotor speed", f"{top}, {why}")
+    if r.from_parts:
+        add("given explicitly", ", ".join(r.overrides) or "nothing (all derived from the parts)")
+    return rows
+
+
 def format_report(report) -> str:
     """Readable multi-line table of an :class:`~jaxrotor.analysis.ActuationReport`."""
     r = report
@@ -61,6 +125,8 @@ def format_report(report) -> str:
         rows.append((key, f"{value} {unit}".rstrip()))
 
     add("platform", f"{r.name}  ({r.label}, n = {r.n_rotors}, m = {r.mass_kg:g} kg, m g = {r.weight_N:.4g} N)")
+    rows.append(("", ""))
+    rows += vehicle_rows(r)
     rows.append(("", ""))
     rows.append(("-- algebraic properties", ""))
     add("rank F / rank M / rank G", f"{r.rank_F} / {r.rank_M} / {r.rank_G}")
@@ -123,7 +189,8 @@ def format_report(report) -> str:
               help="Analyse a named preset (see `jaxrotor presets`) instead of a CONFIG file.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout instead of the table.")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Also write <name>_design.png, <name>_force_set.png and <name>_polytope.png into this folder.")
+              help="Also write <name>_design.png, <name>_force_set.png, <name>_polytope.png and, for a vehicle "
+                   "built from parts, <name>_vehicle.png (top and side views to scale) into this folder.")
 @click.option("--directions", "n_directions", type=click.IntRange(min=1), default=36, show_default=True,
               help="Number of horizontal directions for the lateral-force capability.")
 def analyze(config: Path | None, preset: str | None, as_json: bool, out: Path | None, n_directions: int) -> None:
@@ -157,10 +224,14 @@ def analyze(config: Path | None, preset: str | None, as_json: bool, out: Path | 
     if out is not None:
         from ..io.design_plot import save_figures
         from ..io.polytope_plot import save_polytope_figure
+        from ..io.vehicle_plot import NO_DRAWING, save_vehicle_figure
 
         paths = save_figures(platform, out, report=report) + [save_polytope_figure(platform, out)]
-        for p in paths:
+        vehicle = save_vehicle_figure(platform, out)
+        for p in paths + ([vehicle] if vehicle is not None else []):
             click.echo(f"wrote {p}", err=as_json)
+        if vehicle is None:
+            click.echo(f"note: {NO_DRAWING}", err=True)
 
 
 #: ``jaxrotor presets``: ``(name, Table I class label, rotor count, mass [kg], description)`` of every preset of

@@ -11,6 +11,8 @@ the global backend), so they work headless and inside other applications.
   balance; right, the lateral forces available while hovering level
   (``F u = [f_x, f_y, m g]``, ``M u = 0``) with the lateral-force capability circle.
 * :func:`save_figures`: both, as PNG files in a folder.
+
+The to-scale top and side views of a vehicle built from parts are :mod:`jaxrotor.io.vehicle_plot`.
 """
 
 from __future__ import annotations
@@ -63,8 +65,8 @@ def draw_design(
         platform: the design.
         alpha: optional cant angle(s) [rad] of a tilting platform (shape of ``platform.alpha``).
         beta: optional dihedral angle(s) [rad] (shape of ``platform.beta``).
-        prop_radius: rotor disc radius [m]; default 45 % of the smallest horizontal hub
-            spacing (at most half the mean arm length).
+        prop_radius: rotor disc radius [m]; default half the parts' propeller diameter, or without
+            parts 45 % of the smallest horizontal hub spacing (at most half the mean arm length).
         fig: a figure to draw in; default a new 7 x 6 inch figure on the Agg canvas.
 
     Returns:
@@ -74,7 +76,12 @@ def draw_design(
     z = np.asarray(rotor_axes(platform, alpha, beta), dtype=float)
     kappa = np.asarray(platform.kappa, dtype=float)
     L = float(np.mean(np.linalg.norm(pos, axis=1)))
-    R = _default_prop_radius(pos, L) if prop_radius is None else float(prop_radius)
+    if prop_radius is not None:
+        R = float(prop_radius)
+    elif platform.parts is not None:  # the propeller's own size
+        R = float(platform.parts.propeller.diameter) / 2
+    else:
+        R = _default_prop_radius(pos, L)
     if fig is None:
         fig = Figure(figsize=(7, 6))
         FigureCanvasAgg(fig)
