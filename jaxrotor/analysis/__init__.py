@@ -43,7 +43,10 @@ from .exact import torque_rows_balanced as torque_rows_balanced
 from .exact import unreachable_axes as unreachable_axes
 from .exact import yaw_authority as yaw_authority
 from .exact import zero_moment_force_set as zero_moment_force_set
+from .measures import angular_authority as angular_authority
 from .measures import condition_number as condition_number
+from .measures import hover_power as hover_power
+from .measures import nominal_thrust_to_weight as nominal_thrust_to_weight
 from .measures import horizontal_directions as horizontal_directions
 from .measures import hover_efficiency as hover_efficiency
 from .measures import rotor_loss_margin as rotor_loss_margin
@@ -100,6 +103,9 @@ __all__ = [
     "force_zonotope",
     "hover_moment_polytope",
     "polytope_measures",
+    "angular_authority",
+    "hover_power",
+    "nominal_thrust_to_weight",
     "zero_moment_force_volume",
     "hover_section_area",
     "volume_above_hover",

@@ -290,3 +290,54 @@ def rotor_loss_margin(
     if temperature > 0:
         return -temperature * jax.nn.logsumexp(-r / temperature)
     return jnp.min(r)
+
+
+def hover_power(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None
+                ) -> Float[Array, ""]:
+    """Mechanical rotor power in level hover ``P_h = sum_i c_tau,i |u_h,i|^(3/2)`` [W] (differentiable).
+
+    ``u_h = G^+ [m g e_3; 0]`` (:func:`jaxrotor.allocation.hover_inputs`): the shaft power
+    ``Q_i omega_i = c_tau,i omega_i^3`` the rotors deliver holding the vehicle level and still.
+    A platform built from parts carries its mass, its centre of mass (an offset payload makes
+    ``u_h`` uneven) and its propeller's ``c_tau``, so ``P_h`` follows the arm length, the
+    propeller diameter and every mass.
+
+    Returns:
+        ``()`` power [W].
+    """
+    u = hover_inputs(platform, alpha, beta)
+    return jnp.sum(platform.c_tau * jnp.abs(u) ** 1.5)
+
+
+def nominal_thrust_to_weight(platform: Platform) -> Float[Array, ""]:
+    """``sum_i c_f,i rotor_speed_max,i^2 / (m g)``: every rotor at full speed over the weight (differentiable).
+
+    With parts the top speed is the motor's on the battery's nominal voltage (or its current
+    limit), so the ratio follows the motor, propeller and battery. ``inf`` for unbounded rotors.
+    """
+    return jnp.sum(platform.c_f * platform.rotor_speed_max**2) / (platform.mass * platform.gravity)
+
+
+def angular_authority(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None
+                      ) -> Float[Array, "3"]:
+    """Largest angular acceleration about each body axis at hover before a rotor reaches a bound [rad/s^2].
+
+    With the hover input ``u_h`` and the pseudo-inverse input direction of a pure angular
+    acceleration about axis ``k``, ``d_k = G^+ [0; J e_k]`` (no force change), the authority is
+    ``a_k = min_i h_i / |d_k,i|`` with the headroom ``h_i = min(u_max,i - u_h,i, u_h,i - u_min,i)``
+    (symmetric in the sign of the acceleration). Torque authority grows with the arm length,
+    the inertia ``J`` with its square: with parts the ratio has an optimum arm length.
+    Differentiable almost everywhere (a minimum over rotors).
+
+    Returns:
+        ``(3,)`` ``(a_x, a_y, a_z)`` [rad/s^2] (``inf`` for unbounded rotors).
+    """
+    from ..allocation import allocation_matrix
+
+    G = allocation_matrix(platform, alpha, beta)
+    Gp = jnp.linalg.pinv(G)
+    u = hover_inputs(platform, alpha, beta)
+    d = Gp[:, 3:] @ platform.inertia  # (n, 3): input per unit angular acceleration about each axis
+    head = jnp.minimum(platform.u_max - u, u - platform.u_min)
+    ratio = head[:, None] / jnp.maximum(jnp.abs(d), 1e-300)
+    return jnp.min(jnp.where(jnp.abs(d) > 1e-15 * jnp.max(jnp.abs(d)), ratio, jnp.inf), axis=0)

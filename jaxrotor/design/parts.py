@@ -64,7 +64,7 @@ from .validation import is_concrete
 
 __all__ = ["AIR_DENSITY", "CELL_VOLTAGE", "Hub", "Arm", "Motor", "Propeller", "Battery", "Payload", "LandingGear",
            "Ballast", "Parts", "MassProperties", "Propulsion", "mass_properties", "propulsion",
-           "rotor_speed_limit", "parts_error", "RPM_PER_V_TO_RAD_PER_S_PER_V"]
+           "rotor_speed_limit", "parts_error", "check_assembly", "RPM_PER_V_TO_RAD_PER_S_PER_V"]
 
 #: Sea-level air density [kg/m^3] (ISA), the default of :attr:`Parts.air_density`.
 AIR_DENSITY = 1.225
@@ -341,8 +341,11 @@ class Parts(eqx.Module):
 
 
 def _cylinder(m, r, h, axis):
-    """Inertia of a solid cylinder about its centre: ``m r^2/2`` about ``axis``, ``m (3 r^2 + h^2)/12`` across."""
-    zz = jnp.outer(axis, axis)
+    """Inertia of a solid cylinder about its centre: ``m r^2/2`` about ``axis``, ``m (3 r^2 + h^2)/12`` across.
+
+    ``m``, ``r``, ``h`` broadcast against the leading axes of ``axis`` (``(..., 3)``); returns ``(..., 3, 3)``."""
+    zz = axis[..., :, None] * axis[..., None, :]
+    m, r, h = (jnp.asarray(x)[..., None, None] for x in (m, r, h))
     return m * r**2 / 2 * zz + m * (3 * r**2 + h**2) / 12 * (jnp.eye(3) - zz)
 
 
@@ -353,7 +356,7 @@ def _box(m, size):
 
 def _rods(m, D, axis):
     """Two crossed thin rods of length ``D`` in the plane normal to ``axis``."""
-    zz = jnp.outer(axis, axis)
+    zz = axis[..., :, None] * axis[..., None, :]
     return m * D**2 / 12 * zz + m * D**2 / 24 * (jnp.eye(3) - zz)
 
 
@@ -406,14 +409,13 @@ def mass_properties(parts: Parts, positions: Float[Array, "n 3"], axes: Float[Ar
     length = dist - hub.radius
     m_arm = arm.mass_of(length)
     centre = d * (hub.radius + dist)[:, None] / 2
-    J_arm = jnp.stack([_cylinder(m_arm[k], arm.radius, length[k], d[k]) for k in range(tips.shape[0])])
+    J_arm = _cylinder(m_arm, arm.radius, length, d)
     items.append(("arms", m_arm, centre, J_arm))
     n = pos.shape[0]
     m_mot = jnp.broadcast_to(mot.mass, (n,))
     items.append(("motors", m_mot, pos - mot.height / 2 * z,
-                  jnp.stack([_cylinder(mot.mass, mot.radius, mot.height, z[i]) for i in range(n)])))
-    items.append(("propellers", jnp.broadcast_to(prop.mass, (n,)), pos,
-                  jnp.stack([_rods(prop.mass, prop.diameter, z[i]) for i in range(n)])))
+                  _cylinder(mot.mass, mot.radius, mot.height, z)))
+    items.append(("propellers", jnp.broadcast_to(prop.mass, (n,)), pos, _rods(prop.mass, prop.diameter, z)))
     if parts.battery is not None:
         b = parts.battery
         items.append(("battery", b.mass[None], b.offset[None], _box(b.mass, b.size)[None]))
@@ -495,3 +497,95 @@ def propulsion(parts: Parts, c_tau: Array | None = None) -> Propulsion:
         return Propulsion(c_f, c_q, inf, inf, inf)
     w, w_v, w_i = rotor_speed_limit(parts.motor, parts.battery.nominal_voltage, c_q if c_tau is None else c_tau)
     return Propulsion(c_f, c_q, w, w_v, w_i)
+
+
+# --------------------------------------------------------------------------- assembly checks
+
+
+def _disc_distance(c1, n1, R1, c2, n2, R2, samples: int = 48, rings: int = 12) -> float:
+    """Smallest distance between two discs (centre, unit normal, radius) in 3-D [m], by sampling disc 2.
+
+    The distance of a point to disc 1 splits into its height ``h`` above the disc's plane and
+    its radial distance ``rho`` from the axis: ``|h|`` inside the rim, ``sqrt(h^2 + (rho - R)^2)``
+    outside. Sampling disc 2 (``rings`` x ``samples`` points, rim included) bounds the true
+    minimum from above by at most the sampling pitch.
+    """
+    n2 = n2 / np.linalg.norm(n2)
+    a = np.cross(n2, [1.0, 0.0, 0.0] if abs(n2[0]) < 0.9 else [0.0, 1.0, 0.0])
+    a /= np.linalg.norm(a)
+    b = np.cross(n2, a)
+    r = R2 * np.linspace(0.0, 1.0, rings)[:, None]
+    t = np.linspace(0.0, 2 * np.pi, samples, endpoint=False)[None, :]
+    pts = c2 + (r * np.cos(t))[..., None] * a + (r * np.sin(t))[..., None] * b
+    d = pts.reshape(-1, 3) - c1
+    h = d @ n1
+    rho = np.linalg.norm(d - h[:, None] * n1, axis=1)
+    dist = np.where(rho <= R1, np.abs(h), np.hypot(h, np.maximum(rho - R1, 0.0)))
+    return float(dist.min())
+
+
+def check_assembly(parts: Parts, positions, axes, mass, c_f, rotor_speed_max, gravity, name: str = "vehicle") -> None:
+    """Refuse an assembly that cannot be built or cannot fly, before anything is compiled.
+
+    Checks (concrete values):
+
+    * propeller discs (diameter ``D`` at each hub, normal ``z_i``) that touch or cross, tilted
+      and coaxial ones included: the discs' smallest distance (:func:`_disc_distance`) must
+      exceed 0.5 % of ``D``; the message names the pair and the overlap ``D - |p_i - p_j|``
+      of their centres projected on the first disc's plane;
+    * a hub radius reaching the rotors (arm length <= 0);
+    * a motor that cannot lift the vehicle: ``sum_i c_f,i omega_max,i^2 < m g``;
+    * a battery or payload offset outside the frame: farther from ``z_B`` than the farthest
+      rotor hub, or farther above/below the hub than the frame's span.
+
+    Args:
+        parts: the components. positions: ``(n, 3)`` hubs about the geometric centre [m].
+        axes: ``(n, 3)`` unit spin axes. mass: [kg]. c_f: ``(n,)``. rotor_speed_max: ``(n,)`` [rad/s].
+        gravity: [m/s^2]. name: the vehicle, quoted in messages.
+
+    Raises:
+        ValueError: naming the part, the value and the fix.
+    """
+    pos = np.asarray(positions, dtype=float)
+    z = np.asarray(axes, dtype=float)
+    D = float(parts.propeller.diameter)
+    R = D / 2
+    n = len(pos)
+    r_hub = float(parts.hub.radius)
+    reach = np.linalg.norm(pos, axis=1)
+    if np.any(reach <= r_hub):
+        i = int(reach.argmin())
+        raise parts_error("hub", "radius", r_hub, f"it reaches beyond rotor {i + 1} at {reach[i]:.4g} m from the "
+                          f"centre of {name}: the arm would have no length",
+                          f"use a hub radius < {reach[i]:.4g} m or longer arms")
+    for i in range(n):
+        for j in range(i + 1, n):
+            gap = _disc_distance(pos[i], z[i], R, pos[j], z[j], R)
+            if gap <= 5e-3 * D:
+                d = pos[j] - pos[i]
+                lateral = float(np.linalg.norm(d - (d @ z[i]) * z[i]))
+                raise parts_error("propeller", "diameter", D, f"the propeller discs of rotors {i + 1} and {j + 1} of "
+                                  f"{name} overlap by {D - lateral:.4g} m (hubs {lateral:.4g} m apart across the disc, "
+                                  f"{abs(float(d @ z[i])):.4g} m along the axis)",
+                                  f"use a diameter < {lateral:.4g} m, longer arms, or separate the pair along its "
+                                  "axis (coaxial)")
+    thrust = float(np.sum(np.asarray(c_f, dtype=float) * np.asarray(rotor_speed_max, dtype=float) ** 2))
+    weight = float(mass) * float(gravity)
+    if np.isfinite(thrust) and thrust < weight:
+        raise parts_error("motor", "kv", None if parts.motor.kv is None else float(parts.motor.kv),
+                          f"at top speed the rotors of {name} give {thrust:.4g} N for a weight of {weight:.4g} N "
+                          f"(thrust-to-weight {thrust / weight:.3f} < 1)",
+                          "use a higher-kv motor, more cells, a larger propeller or a lighter build")
+    span_r = float(np.max(np.linalg.norm(pos[:, :2], axis=1)))
+    span_z = max(float(np.max(np.abs(pos[:, 2]))), float(parts.hub.height) / 2, span_r / 2)
+    if parts.landing_gear is not None:
+        span_z = max(span_z, float(parts.hub.height) / 2 + float(parts.landing_gear.length))
+    for part, obj in (("battery", parts.battery), ("payload", parts.payload)):
+        if obj is None:
+            continue
+        off = np.asarray(obj.offset, dtype=float)
+        if np.linalg.norm(off[:2]) > span_r or abs(off[2]) > span_z:
+            raise parts_error(part, "offset", off, f"it lies outside the frame of {name} (rotor hubs within "
+                              f"{span_r:.4g} m of z_B, frame within +-{span_z:.4g} m in height)",
+                              f"place the {part} within the frame: |[x, y]| <= {span_r:.4g} m and "
+                              f"|z| <= {span_z:.4g} m")

@@ -19,6 +19,7 @@ Every platform is checked at construction by
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Sequence
 
@@ -30,7 +31,7 @@ from jaxtyping import ArrayLike, Float
 
 from .. import so3
 from .._util import as_float as _float
-from .parts import MassProperties, Parts, mass_properties, propulsion
+from .parts import MassProperties, Parts, check_assembly, mass_properties, propulsion
 from .validation import TILT_ANGLES as TILT_ANGLES
 from .validation import is_concrete as is_concrete
 from .validation import parameter_error
@@ -413,11 +414,28 @@ def _extras(n, axial_offset, rotor_efficiency, rotor_inertia, arms, com_offset=N
 def _with_parts(platform: Platform, parts, given) -> Platform:
     if parts is None:
         return platform
-    return derive_from_parts(dataclasses.replace(platform, parts=parts, overrides=tuple(given)))
+    out = dataclasses.replace(platform, parts=parts, overrides=tuple(given))
+    if is_concrete(out):  # one compiled program (op by op the mass model costs seconds)
+        out = _derive_compiled(out)
+    else:
+        out = derive_from_parts(out)
+    if is_concrete(out):
+        check_assembly(parts, geometric_rotor_positions(out), rotor_axes(out), out.mass, out.c_f,
+                       out.rotor_speed_max, out.gravity, out.name)
+    return out
 
 
 def _mass_properties_of(platform: Platform) -> MassProperties:
     return mass_properties(platform.parts, geometric_rotor_positions(platform), rotor_axes(platform), platform.arms)
+
+
+@functools.cache
+def _derive_jit():
+    return eqx.filter_jit(derive_from_parts)
+
+
+def _derive_compiled(platform: Platform) -> Platform:
+    return _derive_jit()(platform)
 
 
 def derive_from_parts(platform: Platform) -> Platform:

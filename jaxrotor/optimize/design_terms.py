@@ -15,13 +15,13 @@ import jax.numpy as jnp
 from jax import Array
 from jaxtyping import Float
 
-from ..analysis import (condition_number, hover_efficiency, rotor_loss_margin, smooth_lateral_force_capability,
-                        zero_moment_measures)
+from ..analysis import (angular_authority, condition_number, hover_efficiency, hover_power, rotor_loss_margin,
+                        smooth_lateral_force_capability, zero_moment_measures)
 from ..registry import Option, register
 from .terms import AbstractDesignTerm
 
 __all__ = ["Conditioning", "HoverEfficiency", "LateralCapability", "RotorLossMargin", "ZeroMomentVolume",
-           "HoverSectionArea", "VolumeAboveHover"]
+           "HoverSectionArea", "VolumeAboveHover", "HoverPower", "AngularAuthority"]
 
 _TEMPERATURE = Option(float, gt=0, doc="soft-min temperature", why="a smoothing temperature must be > 0")
 _NORMALIZE = Option(bool, doc="divide by a power of the weight m g (dimensionless)")
@@ -106,6 +106,47 @@ class RotorLossMargin(AbstractDesignTerm):
     def measure(self, design, traj=None) -> Float[Array, ""]:
         """``()`` dimensionless margin (negative when some single loss leaves no zero-moment input)."""
         return rotor_loss_margin(design.platform, temperature=self.temperature)
+
+
+@register("objective", "hover_power")
+class HoverPower(AbstractDesignTerm):
+    """Mechanical hover power :func:`jaxrotor.analysis.hover_power` [W]: smaller is better.
+
+    On a platform built from parts it prices every gram and the propeller: a longer arm
+    (heavier) or a smaller propeller (higher disc loading) costs watts.
+    """
+
+    sense: ClassVar[int] = 1
+    name: ClassVar[str] = "hover_power"
+
+    def measure(self, design, traj=None) -> Float[Array, ""]:
+        """``()`` [W]."""
+        return hover_power(design.platform)
+
+
+@register("objective", "angular_authority", options={
+    "axes": Option(tuple, doc="body axes to take the minimum over (0 x, 1 y, 2 z)")})
+class AngularAuthority(AbstractDesignTerm):
+    """Weakest angular-acceleration authority at hover (:func:`jaxrotor.analysis.angular_authority`)
+    over ``axes`` [rad/s^2]: larger is better.
+
+    Torque grows with the arm length and inertia with its square, so on a platform built
+    from parts this term has an optimum arm length; with a frozen inertia it grows without bound.
+
+    Attributes:
+        axes: static tuple of body axes (default roll and pitch, ``(0, 1)``).
+    """
+
+    axes: tuple = eqx.field(static=True, default=(0, 1))
+    sense: ClassVar[int] = -1
+    name: ClassVar[str] = "angular_authority"
+
+    def __init__(self, axes=(0, 1)):
+        self.axes = tuple(int(a) for a in axes)
+
+    def measure(self, design, traj=None) -> Float[Array, ""]:
+        """``()`` [rad/s^2]."""
+        return jnp.min(angular_authority(design.platform)[jnp.asarray(self.axes)])
 
 
 # --------------------------------------------------------------------------- force polytopes

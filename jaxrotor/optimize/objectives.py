@@ -87,7 +87,9 @@ from .flight_terms import Energy as Energy
 from .flight_terms import SaturationMargin as SaturationMargin
 from .flight_terms import Tracking as Tracking
 from .flight_terms import WrenchShortfall as WrenchShortfall
+from .design_terms import AngularAuthority as AngularAuthority
 from .design_terms import Conditioning as Conditioning
+from .design_terms import HoverPower as HoverPower
 from .design_terms import HoverEfficiency as HoverEfficiency
 from .design_terms import HoverSectionArea as HoverSectionArea
 from .design_terms import LateralCapability as LateralCapability
@@ -114,6 +116,8 @@ __all__ = [
     "WrenchShortfall",
     "Conditioning",
     "HoverEfficiency",
+    "HoverPower",
+    "AngularAuthority",
     "LateralCapability",
     "RotorLossMargin",
     "ZeroMomentVolume",
