@@ -24,6 +24,7 @@ SUMMARY = {  # script -> the JSON summary it writes into --out
     "benchmark_gradients.py": "benchmark_gradients.json",
     "benchmark_usecase.py": "benchmark_usecase.json",
     "capability_at_price.py": "capability_at_price.json",
+    "parts_arm_length.py": "parts_arm_length.json",
     "preset_table.py": "preset_table.json",
     "tilt_geometry.py": "tilt_geometry.json",
     "tune_gains.py": "tune_gains.json",
@@ -150,6 +151,21 @@ def check_benchmark_usecase(s):
     assert _finite(s["realtime_factor"]) and _finite(s["speedup_over_scipy"])
 
 
+def check_parts_arm_length(s):
+    assert s["quick"] is True
+    lo, hi = s["bounds"]["arm_length"]
+    on, off, off_built = s["parts_on"], s["parts_off_model"], s["parts_off_as_built"]
+    for r in (on, off, off_built):
+        assert lo - 1e-9 <= r["arm_length_m"] <= hi + 1e-9 and _all_finite(r["authority_rad_s2"]), r
+    # frozen inertia: a longer arm only buys torque, the optimum runs to the upper bound
+    assert off["arm_length_m"] == pytest.approx(hi, abs=1e-6)
+    assert off_built["arm_length_m"] == off["arm_length_m"] and off_built["mass_kg"] > off["mass_kg"]
+    # as built, the long-arm design is heavier, has a larger inertia and less authority than its model claimed
+    assert min(off_built["authority_rad_s2"]) < min(off["authority_rad_s2"])
+    assert off_built["inertia_diag"][2] > off["inertia_diag"][2]
+    assert on["objective"] < off_built["objective"]
+
+
 def check_preset_table(s):
     assert s["out_of_date"] == [] and s["tables"] == ["presets", "sign-patterns", "test-designs"]
     assert all(n > 0 for n in s["rows"].values())
@@ -159,6 +175,7 @@ SPECIFIC = {
     "benchmark_gradients.py": check_benchmark_gradients,
     "benchmark_usecase.py": check_benchmark_usecase,
     "capability_at_price.py": check_capability_at_price,
+    "parts_arm_length.py": check_parts_arm_length,
     "preset_table.py": check_preset_table,
     "tilt_geometry.py": check_tilt_geometry,
     "tune_gains.py": check_tune_gains,
