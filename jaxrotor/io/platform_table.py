@@ -17,7 +17,8 @@ from ..design import presets as _presets
 from ..design.platform import Platform, explicit_platform, star_platform
 from .toml import MISSING, ConfigError, Table, read_toml
 
-__all__ = ["platform_from_table", "parts_from_table", "load_platform", "PLATFORM_KEYS", "PART_KEYS", "LAYOUTS"]
+__all__ = ["platform_from_table", "parts_from_table", "load_platform", "PLATFORM_KEYS", "PART_KEYS", "LAYOUTS",
+           "PRESET_OVERRIDES"]
 
 
 _NUMBER = "a number"
@@ -127,7 +128,9 @@ def _degrees(table: Mapping[str, Any], where: str) -> dict:
 def platform_from_table(table: Mapping[str, Any], source: str, parts: Mapping[str, Any] | None = None) -> Platform:
     """Build a platform from the ``[platform]`` table (and the ``[parts.*]`` tables) of a TOML configuration.
 
-    Either ``preset = "name"`` (alone; see :func:`jaxrotor.design.presets.names`), or a
+    Either ``preset = "name"`` (see :func:`jaxrotor.design.presets.names`), alone or with
+    overrides of its fields (:data:`PRESET_OVERRIDES`: ``mass``, ``inertia``, ``c_f``, ``c_tau``,
+    the speed bounds, ``rotor_inertia`` [kg m^2], ``gravity``, ``name``), or a
     geometry: ``layout`` (default ``"star"``) with its keys,
 
     ============  ==============================================================================
@@ -184,16 +187,19 @@ def platform_from_table(table: Mapping[str, Any], source: str, parts: Mapping[st
     if "preset" in table:
         preset = table["preset"]
         others = sorted(k for k in table if k != "preset")
-        if others:
-            raise ConfigError(f"{where} key `preset` = {preset!r} cannot be combined with {', '.join(others)}. "
-                             "Fix: either name a preset alone, or drop `preset` and give every parameter.")
+        bad = [k for k in others if k not in PRESET_OVERRIDES]
+        if bad:
+            raise ConfigError(f"{where} key `preset` = {preset!r} cannot be combined with {', '.join(bad)}. "
+                             f"Fix: a preset takes only the overrides {', '.join(PRESET_OVERRIDES)}; for another "
+                             "geometry drop `preset` and give every parameter.")
         if parts is not None:
             raise ConfigError(f"{source}: [parts] cannot be combined with `preset` = {preset!r} (a preset brings its "
                               "own vehicle). Fix: drop [parts], or drop the preset and describe the geometry.")
         if not isinstance(preset, str) or preset not in _presets.names():
             raise ConfigError(f"{where} key `preset` = {preset!r} is not a preset name. "
                              f"Fix: use one of {', '.join(_presets.names())} (see `jaxrotor presets`).")
-        return _presets.get(preset)
+        platform = _presets.get(preset)
+        return _override(platform, {k: table[k] for k in others}, where) if others else platform
     for old in ("omega_min", "omega_max"):  # short aliases of the rotor speed bounds (`omega` in a flight is the body rate)
         if old in table:
             new = old.replace("omega", "rotor_speed")
@@ -252,6 +258,51 @@ def platform_from_table(table: Mapping[str, Any], source: str, parts: Mapping[st
         return _build(layout, kwargs)
     except ConfigError:
         raise
+    except ValueError as err:
+        raise ConfigError(f"{where}: {err}") from None
+
+
+#: Fields a ``[platform]`` table may override on a preset (``preset = "name"`` plus any of these).
+PRESET_OVERRIDES = ("mass", "inertia", "c_f", "c_tau", "rotor_speed_min", "rotor_speed_max", "rotor_inertia",
+                    "gravity", "name")
+
+
+def _override(platform: Platform, values: dict, where: str) -> Platform:
+    """``platform`` with the fields in ``values`` replaced (checked like a new platform; listed as overrides)."""
+    import dataclasses
+
+    import jax.numpy as jnp
+    import numpy as np
+
+    for key, v in values.items():
+        if not _kind_ok(key, v):
+            raise ConfigError(f"{where} key `{key}` = {v!r} is invalid: expected {PLATFORM_KEYS[key]}. "
+                              f"Fix: write `{key}` as {PLATFORM_KEYS[key]}.")
+    n = platform.n_rotors
+    dtype = platform.c_f.dtype
+    new = {}
+    for key, v in values.items():
+        if key == "name":
+            new[key] = v
+            continue
+        a = np.asarray(v, dtype=float)
+        if key == "inertia":
+            a = np.diag(a) if a.shape == (3,) else a
+        elif key in ("mass", "gravity"):
+            a = a.reshape(())
+        else:
+            if a.ndim == 0:
+                a = np.full((n,), float(a))
+            if a.shape != (n,):
+                raise ConfigError(f"{where} key `{key}` = {v!r} has {a.size} entries but the preset has {n} rotors. "
+                                  f"Fix: give one number or {n}.")
+            if key == "rotor_inertia" and np.any(a < 0):
+                raise ConfigError(f"{where} key `rotor_inertia` = {v!r} is invalid: a spin inertia is >= 0 kg m^2. "
+                                  "Fix: give e.g. 1.095e-4.")
+        new[key] = jnp.asarray(a, dtype=dtype)
+    derived = tuple(k for k in new if k in ("mass", "inertia", "c_f", "c_tau", "rotor_speed_max", "rotor_inertia"))
+    try:
+        return dataclasses.replace(platform, **new, overrides=tuple(dict.fromkeys(platform.overrides + derived)))
     except ValueError as err:
         raise ConfigError(f"{where}: {err}") from None
 

@@ -216,7 +216,7 @@ def test_platform_from_table_preset_and_parameters():
     "table, pattern",
     [
         ({"preset": "nope"}, r"cfg.toml: \[platform\] key `preset` = 'nope' is not a preset name\. Fix: use one of"),
-        ({"preset": "cs_4r", "mass": 2.0}, r"key `preset` = 'cs_4r' cannot be combined with mass\. Fix"),
+        ({"preset": "cs_4r", "arm_length": 2.0}, r"key `preset` = 'cs_4r' cannot be combined with arm_length\. Fix"),
         (dict(PAPER_TABLE, armlength=0.3), r"unknown key\(s\) `armlength` \(value 0.3\)\. Fix: .*spelling"),
         ({"n": 4, "arm_length": 0.3, "mass": 1.0}, r"missing the required key\(s\) `c_f`, `c_tau`\. Fix"),
         (dict(PAPER_TABLE, mass="heavy"), r"key `mass` = 'heavy' is invalid: expected a number\. Fix"),

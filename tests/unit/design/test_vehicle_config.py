@@ -189,3 +189,15 @@ def test_hub_reaching_the_rotors(contract_parts):
     hub = dataclasses.replace(contract_parts, hub=P.Hub(0.6, 0.3, 0.05))
     with pytest.raises(ValueError, match=r"`hub.radius` = 0.3 is invalid: it reaches beyond rotor 1"):
         layouts.x_layout(4, 0.25, parts=hub)
+
+
+def test_preset_with_overrides():
+    """``preset`` plus overrides of its fields: the contract of the rotor-inertia configs."""
+    p = platform_from_table({"preset": "paper_hexarotor_physics", "rotor_inertia": 1.095e-4, "mass": 3.6}, "o.toml")
+    np.testing.assert_allclose(np.asarray(p.J_r), 1.095e-4)
+    assert float(p.mass) == 3.6 and {"rotor_inertia", "mass"} <= set(p.overrides)
+    np.testing.assert_allclose(np.asarray(p.inertia), np.diag([0.081, 0.081, 0.162]))
+    with pytest.raises(ConfigError, match=r"`rotor_inertia` = -1.0 is invalid: a spin inertia is >= 0"):
+        platform_from_table({"preset": "cs_4r", "rotor_inertia": -1.0}, "o.toml")
+    with pytest.raises(ConfigError, match=r"`c_f` = \[1e-05, 1e-05\] has 2 entries but the preset has 4 rotors"):
+        platform_from_table({"preset": "cs_4r", "c_f": [1e-5, 1e-5]}, "o.toml")
