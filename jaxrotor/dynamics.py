@@ -22,6 +22,7 @@ with ``f_c = F u`` and ``tau_c = M u`` (eq. 10). Actuators:
 from __future__ import annotations
 
 import abc
+from typing import ClassVar
 
 import equinox as eqx
 import jax
@@ -34,7 +35,7 @@ from . import so3
 from ._util import as_float
 from .numerics import safe_sqrt
 from .allocation import hover_inputs, wrench
-from .design.platform import AngleArray, Platform
+from .design.platform import AngleArray, Platform, rotor_axes
 from .registry import REQUIRED, Option, register
 
 __all__ = [
@@ -79,7 +80,13 @@ class VehicleState(eqx.Module):
 
 
 class AbstractCommand(eqx.Module):
-    """An input to the vehicle: it says how it reaches the rigid body (:meth:`actuate`)."""
+    """An input to the vehicle: it says how it reaches the rigid body (:meth:`actuate`).
+
+    ``spins_rotors`` (class attribute): the command drives the rotors, so their spin inertia
+    acts on the body (:func:`rotor_inertia_torque`); ``False`` for a command that bypasses them.
+    """
+
+    spins_rotors: ClassVar[bool] = True
 
     @abc.abstractmethod
     def actuate(self, platform: "Platform", actuators: "Actuators", state: "VehicleState"):
@@ -117,6 +124,7 @@ class WrenchCommand(AbstractCommand):
 
     Bypasses the rotors (the paper's block with wrench inputs)."""
 
+    spins_rotors: ClassVar[bool] = False
     force: Float[Array, "3"]
     torque: Float[Array, "3"]
 
@@ -211,6 +219,11 @@ class AbstractMotor(eqx.Module):
         """This motor with its lag (time constant) times ``factor`` (a motor without lag returns itself)."""
         return self
 
+    def integrates_speed(self) -> bool:
+        """Whether the rotor speed is a state this motor integrates (its rate is the rotor
+        acceleration the rotor-inertia reaction needs). Default ``True``."""
+        return True
+
 
 @register("motor", "ideal")
 class IdealMotor(AbstractMotor):
@@ -222,6 +235,10 @@ class IdealMotor(AbstractMotor):
     def applied(self, platform: Platform, rotor_speed: Float[Array, " n"], u_cmd: Float[Array, " n"]
                 ) -> tuple[Float[Array, " n"], Float[Array, " n"], Float[Array, " n"]]:
         return u_cmd, safe_sqrt(u_cmd), jnp.zeros_like(rotor_speed)
+
+    def integrates_speed(self) -> bool:
+        """``False``: the speed follows the command instantly (no rotor acceleration to react to)."""
+        return False
 
 
 @register("motor", "first_order", options={
@@ -375,6 +392,66 @@ def rigid_body_derivative(
     return state.v, v_dot, R_dot, omega_dot
 
 
+def rotor_inertia_torque(platform: Platform, omega: Float[Array, "3"], rotor_speed: Float[Array, " n"],
+                         rotor_speed_dot: Float[Array, " n"], alpha: AngleArray, beta: AngleArray,
+                         alpha_dot: AngleArray, beta_dot: AngleArray) -> Float[Array, "3"]:
+    """Torque of the spinning rotors on the body [N m], body frame: gyroscopic plus reaction terms.
+
+    With ``s_i = -kappa_i`` the spin sign (a counter-clockwise rotor, ``kappa_i = -1``, spins
+    about ``+z_i``), ``J_r,i`` the rotor spin inertia (``platform.J_r``) and
+    ``h = sum_i J_r,i s_i omega_i z_i`` the rotors' angular momentum relative to the body,
+    the body's Euler equation ``J omega_dot = M u - omega x (J omega + h) - dh/dt|_B`` gives
+
+        ``tau_r = -omega x h - sum_i J_r,i s_i (omega_dot_i z_i + omega_i z_dot_i)``,
+
+    ``omega_dot_i`` the rotor acceleration (from the motor model) and ``z_dot_i`` the axis
+    rate of a tilting rotor (``d z_i / d(alpha, beta)`` times the servo rates). The drag
+    torque ``kappa_i c_tau,i omega_i^2 z_i`` is already in ``M u`` (eq. 6). Zero for
+    ``J_r = 0``.
+
+    Args:
+        platform: ``J_r``, ``kappa`` and the geometry.
+        omega: ``(3,)`` body rate [rad/s].
+        rotor_speed: ``(n,)`` ``omega_i`` [rad/s]. rotor_speed_dot: ``(n,)`` [rad/s^2].
+        alpha, beta: applied tilt angles [rad]. alpha_dot, beta_dot: their rates [rad/s].
+
+    Returns:
+        ``(3,)`` torque about the centre of mass [N m].
+    """
+    Jr_s = platform.J_r * (-platform.kappa)
+    if platform.is_tilting:
+        z, z_dot = jax.jvp(lambda a, b: rotor_axes(platform, a, b), (alpha, beta), (alpha_dot, beta_dot))
+    else:
+        z, z_dot = rotor_axes(platform, alpha, beta), None
+    h = jnp.sum((Jr_s * rotor_speed)[:, None] * z, axis=0)
+    dh = jnp.sum((Jr_s * rotor_speed_dot)[:, None] * z, axis=0)
+    if z_dot is not None:
+        dh = dh + jnp.sum((Jr_s * rotor_speed)[:, None] * z_dot, axis=0)
+    return -jnp.cross(omega, h) - dh
+
+
+def check_rotor_inertia(platform: Platform, actuators: Actuators) -> None:
+    """Refuse rotor inertia under a motor that does not integrate the rotor speed.
+
+    The reaction ``J_r,i omega_dot_i`` of :func:`rotor_inertia_torque` needs the rotor
+    acceleration, which only a motor with a speed state gives (an ideal motor jumps).
+
+    Raises:
+        ValueError: ``platform.J_r > 0`` (concrete) and ``actuators.motor.integrates_speed()`` is False.
+    """
+    if platform.rotor_inertia is None or actuators.motor.integrates_speed():
+        return
+    from .design.validation import is_concrete
+
+    if is_concrete(platform.rotor_inertia) and np.any(np.asarray(platform.rotor_inertia) > 0):
+        raise ValueError(
+            f"Platform parameter `rotor_inertia` = {np.asarray(platform.rotor_inertia).max():.4g} kg m^2 (from "
+            f"{'the parts' if 'rotor_inertia' not in platform.overrides else 'the config'}) needs a motor with a "
+            f"speed state, but the motor is {type(actuators.motor).__name__} (the rotor speed jumps with the command, "
+            "so the spin-up reaction J_r omega_dot is undefined). Fix: fly a first-order motor ([actuators.motor] "
+            "kind = \"first_order\", e.g. time_constant = 0.03), or set rotor_inertia = 0.")
+
+
 def vehicle_derivative(
     platform: Platform,
     actuators: Actuators,
@@ -393,7 +470,11 @@ def vehicle_derivative(
     """
     force_b, torque_b, (u, speed, alpha, beta), (speed_dot, alpha_dot, beta_dot) = command.actuate(
         platform, actuators, state)
-    p_dot, v_dot, R_dot, omega_dot = rigid_body_derivative(platform, state, force_b, torque_b, force_ext_w)
+    torque_body = torque_b
+    if command.spins_rotors and platform.rotor_inertia is not None:  # static: no J_r, today's model exactly
+        torque_body = torque_b + rotor_inertia_torque(platform, state.omega, speed, speed_dot, alpha, beta,
+                                                      alpha_dot, beta_dot)
+    p_dot, v_dot, R_dot, omega_dot = rigid_body_derivative(platform, state, force_b, torque_body, force_ext_w)
     d = VehicleState(p=p_dot, v=v_dot, R=R_dot, omega=omega_dot, rotor_speed=speed_dot, alpha=alpha_dot, beta=beta_dot)
     out = VehicleOutputs(accel=v_dot, angular_accel=omega_dot, u=u, rotor_speed=speed, force=force_b, torque=torque_b,
                          alpha=alpha, beta=beta)

@@ -34,7 +34,7 @@ from jax import Array
 from .continuous import fly_continuous
 from .control import AbstractController
 from .design.platform import Platform
-from .dynamics import Actuators, RotorCommand, VehicleState, vehicle_derivative
+from .dynamics import Actuators, RotorCommand, VehicleState, check_rotor_inertia, vehicle_derivative
 from .flight import Flight
 from .integrate import Integrator, fixed_steps
 from .tick import PlantInput, external_force, whole_steps
@@ -230,6 +230,7 @@ class AnalyticPlant(AbstractPlant):
     name: ClassVar[str] = "analytic"
 
     def check(self, platform, controller, flight):
+        check_rotor_inertia(platform, flight.actuators)
         rate = self.control_rate(flight)
         if rate is None:
             return

@@ -17,11 +17,13 @@ from partsref import CONTRACT, NAMES, THETA0, central, vehicle  # noqa: E402
 
 
 def test_flight_loss_gradient():
-    """RMSE of the position error of a 1 s closed-loop transfer (fixed-step Tsit5, continuous-time controller)."""
+    """RMSE of the position error of a 1 s closed-loop transfer (fixed-step Tsit5, continuous-time controller,
+    first-order motors, rotor inertia from the parts)."""
     parts = load_platform(CONTRACT).parts
     ref = jr.reference.Transfer(start=(0.0, 0.0, 1.0), end=(0.3, -0.2, 1.2), duration=1.0)
+    # a 20 ms motor: the parts' rotor inertia J_r acts (gyroscopic and spin-up reaction torques)
     flight = jr.Flight(reference=ref, integrator=jr.Integrator(solver=diffrax.Tsit5(), adaptive=False, dt=0.01),
-                       save_dt=0.05)
+                       save_dt=0.05, actuators=jr.dynamics.Actuators(motor=jr.dynamics.FirstOrderMotor(0.02)))
     ctrl = jr.UnderactuatedSE3()
 
     @jax.jit
