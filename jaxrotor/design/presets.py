@@ -27,6 +27,11 @@ is 18.6 N per rotor, a thrust-to-weight ratio near 2.9 for the 3.5 kg hexarotor,
 typical of the 13-15 inch propellers such ``c_f`` values describe. The analytic
 reproduction (ideal motors) does not use the bound.
 
+Presets built from parts (:mod:`jaxrotor.design.vehicles`; mass, inertia, rotor constants and
+top speed derived from hub, arms, motors, propellers, battery and gear, each matched to its
+published values, ``docs/vehicles.md``): ``paper_hexarotor_parts`` (Table II from its parts,
+``J^p``), ``x500``, ``f450``, ``s550``, ``x8``, ``y6``, ``crazyflie``, ``hummingbird``.
+
 Use :func:`get` to build a preset by name and :func:`names` to list them.
 """
 
@@ -35,6 +40,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from . import vehicles as _vehicles
 from .layouts import hex_s550, octo_x8, racing_250
 from .platform import Platform, star_platform
 
@@ -174,6 +180,7 @@ PRESETS: dict[str, Callable[[], Platform]] = {
     "hex_s550": hex_s550,
     "octo_x8": octo_x8,
     "racing_250": racing_250,
+    **_vehicles.BUILDERS,
 }
 
 _DESCRIPTIONS: dict[str, str] = {
@@ -187,6 +194,7 @@ _DESCRIPTIONS: dict[str, str] = {
     "hex_s550": "flat hexa-X, 1.8 kg, 275 mm arm, T/W 3 (HEX_S550)",
     "octo_x8": "coaxial X8, 4.5 kg, 350 mm arm, lower rotors 85 %, T/W 2.6 (OCTO_X8)",
     "racing_250": "250-class racing quad-X, 0.55 kg, 125 mm arm, T/W 6",
+    **_vehicles.DESCRIPTIONS,
 }
 
 
