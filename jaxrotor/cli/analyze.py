@@ -246,9 +246,18 @@ PRESET_ROWS = (
     ("cs_ai_ting_6r", "CS_αi-Ting_6R", 6, 3.5, "six independently tilting arms, Voliro arrangement (CS_αi-Ting_6R)"),
     ("cs_ai_ting_4r", "CS_αi-Ting_4R", 4, 1.5, "tilting quadrotor, Ryll arrangement (CS_αi-Ting_4R)"),
     ("cs_a0_ting_6r", "CS_α0-Ting_6R", 6, 3.5, "cant-tilting hexarotor, one shared servo cant (CS_α0-Ting_6R)"),
-    ("hex_s550", "CnS_6R", 6, 1.8, "flat hexa-X, 1.8 kg, 275 mm arm, T/W 3 (HEX_S550)"),
-    ("octo_x8", "nCnS_8R", 8, 4.5, "coaxial X8, 4.5 kg, 350 mm arm, lower rotors 85 %, T/W 2.6 (OCTO_X8)"),
-    ("racing_250", "CnS_4R", 4, 0.55, "250-class racing quad-X, 0.55 kg, 125 mm arm, T/W 6"),
+    ("hex_s550", "CS_6R", 6, 1.8, "flat hexa-X, 1.8 kg, 275 mm arm, T/W 3 (HEX_S550)"),
+    ("octo_x8", "nCS_8R", 8, 4.5, "coaxial X8, 4.5 kg, 350 mm arm, lower rotors 85 %, T/W 2.6 (OCTO_X8)"),
+    ("racing_250", "CS_4R", 4, 0.55, "250-class racing quad-X, 0.55 kg, 125 mm arm, T/W 6"),
+    ("paper_hexarotor_parts", "CS_α0β0-Ted_6R", 6, 3.5,
+     "RotorSuite Table II hexarotor built from its parts (3.5 kg, J^p within 0.4 %)"),
+    ("x500", "CS_4R", 4, 2.0, "Holybro X500-class quad-X from parts, PX4 Gazebo x500 (2.0 kg)"),
+    ("f450", "CS_4R", 4, 1.4, "DJI F450-class quad-X from parts, RflySim F450 model (1.4 kg)"),
+    ("s550", "CS_6R", 6, 1.8, "S550-class hexa-X from parts (1.8 kg, 275 mm arms)"),
+    ("x8", "nCS_8R", 8, 4.5, "coaxial X8 from parts (4.5 kg, 350 mm arms, lower rotors 85 %)"),
+    ("y6", "nCS_6R", 6, 2.1, "Y6 from parts (2.1 kg, 300 mm arms, lower rotors 85 %)"),
+    ("crazyflie", "CS_4R", 4, 0.03, "Crazyflie 2.0 from parts, Förster 2015 as in RotorPy (30 g)"),
+    ("hummingbird", "CS_4R", 4, 0.5, "AscTec Hummingbird from parts, as in RotorPy (0.5 kg)"),
 )
 
 

@@ -164,6 +164,7 @@ def coaxial_layout(
     gravity: float | None = None,
     name: str | None = None,
     parts=None,
+    com_offset=None,
 ) -> Platform:
     """Stack a counter-rotating rotor under each rotor of ``base``.
 
@@ -197,6 +198,7 @@ def coaxial_layout(
         name: default ``base.name + "_coax"``.
         parts: the :class:`~jaxrotor.design.parts.Parts` (default ``base.parts``): then mass,
             inertia, ``c_f``, ``c_tau`` and speed limits are derived unless given.
+        com_offset: ``(3,)`` centre of mass relative to the geometric centre [m] (an override with parts).
 
     Returns:
         a :class:`Platform` with ``2n`` rotors.
@@ -222,6 +224,7 @@ def coaxial_layout(
         parts=parts,
         rotor_efficiency=np.concatenate([np.ones(n), np.full(n, eta)]),
         arms=[(i, i + n) for i in range(n)],
+        com_offset=com_offset,
     )
     if parts is None:
         cf = np.asarray(base.c_f, dtype=float)
@@ -269,7 +272,7 @@ def coaxial_x_layout(n: int, arm_length: float, separation: float, lower_efficie
     if isinstance(n, bool) or int(n) != n or int(n) % 4 or int(n) < 8:
         raise ValueError(f"coaxial_x_layout: rotor count `n` = {n!r} is invalid: a coaxial X has an even number of "
                          "arms (>= 4) with two rotors each. Fix: pass n = 8, 12, 16, ... (a Y6 is y6_layout).")
-    top = {k: platform_kwargs.pop(k) for k in ("inertia", "hub_mass", "name", "body_radius", "body_height")
+    top = {k: platform_kwargs.pop(k) for k in ("inertia", "hub_mass", "name", "body_radius", "body_height", "com_offset")
            if k in platform_kwargs}
     if platform_kwargs.get("parts") is None and "inertia" not in top and "hub_mass" not in top:
         raise ValueError("coaxial_x_layout: give `parts`, `inertia` or `hub_mass`. Fix: pass one of them.")
@@ -295,7 +298,7 @@ def y6_layout(arm_length: float, separation: float, lower_efficiency: float = 0.
         **platform_kwargs: as :func:`coaxial_x_layout`.
     """
     _no_key(platform_kwargs, "gamma", "y6_layout", "the Y6 layout sets the azimuths")
-    top = {k: platform_kwargs.pop(k) for k in ("inertia", "hub_mass", "name", "body_radius", "body_height")
+    top = {k: platform_kwargs.pop(k) for k in ("inertia", "hub_mass", "name", "body_radius", "body_height", "com_offset")
            if k in platform_kwargs}
     if platform_kwargs.get("parts") is None and "inertia" not in top and "hub_mass" not in top:
         raise ValueError("y6_layout: give `parts`, `inertia` or `hub_mass`. Fix: pass one of them.")

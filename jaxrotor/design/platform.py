@@ -640,8 +640,12 @@ def explicit_platform(
         rotor_speed_min: lower rotor speed bound [rad/s], scalar or ``(n,)``.
         rotor_speed_max: upper rotor speed bound [rad/s], scalar or ``(n,)`` (``inf`` for none).
         name: a name for reports.
-        parts, rotor_efficiency, arms, rotor_inertia, com_offset: as :func:`star_platform` (positions are then
-            about the geometric centre; the centre of mass follows from the parts).
+        parts: as :func:`star_platform` (positions are then about the geometric centre; the centre of
+            mass follows from the parts).
+        rotor_efficiency: as :func:`star_platform`.
+        arms: as :func:`star_platform`.
+        rotor_inertia: as :func:`star_platform`.
+        com_offset: as :func:`star_platform`.
 
     Returns:
         A validated :class:`Platform` whose geometry ignores the angle fields.

@@ -94,9 +94,10 @@ _LAYOUT_KEYS = {
     "explicit": ("positions", "axes"),
 }
 _COMMON = ("layout", "mass", "c_f", "c_tau", "kappa", "inertia", "hub_mass", "body_radius", "body_height", "gravity",
-           "rotor_speed_min", "rotor_speed_max", "rotor_inertia", "name")
+           "rotor_speed_min", "rotor_speed_max", "rotor_inertia", "com_offset", "name")
 _EXTRA_KEYS = {"layout": "one of " + ", ".join(f'"{x}"' for x in LAYOUTS), "length": _NUMBER, "width": _NUMBER,
                "separation": _NUMBER, "lower_efficiency": _NUMBER, "rotor_inertia": _NUMBERS,
+               "com_offset": "a list of 3 numbers [x, y, z] (m)",
                "positions": "an n x 3 list of lists [m]", "axes": "an n x 3 list of lists (unit vectors)"}
 PLATFORM_KEYS.update(_EXTRA_KEYS)
 #: Angles that may also be given in degrees as ``<name>_deg``.
@@ -150,7 +151,9 @@ def platform_from_table(table: Mapping[str, Any], source: str, parts: Mapping[st
     ``rotor_speed_max`` [rad/s] and ``rotor_inertia`` [kg m^2] are derived and any of them given
     overrides the parts (reported); without parts ``mass``, ``c_f`` [N s^2/rad^2], ``c_tau``
     [N m s^2/rad^2] and ``inertia`` (or ``hub_mass``) are required. Also ``kappa``,
-    ``body_radius``, ``body_height`` [m], ``gravity`` [m/s^2], ``rotor_speed_min`` [rad/s]
+    ``body_radius``, ``body_height`` [m], ``gravity`` [m/s^2], ``rotor_speed_min`` [rad/s],
+    ``com_offset`` [m] (the centre of mass relative to the geometric centre: with parts an
+    override, ``[0, 0, 0]`` keeps the layout about the centre of mass)
     (``omega_min``/``omega_max`` are short aliases of the speed bounds), ``name``. Every
     angle is in radians, or in degrees as ``alpha_deg``, ``beta_deg``, ``gamma_deg``,
     ``delta_deg`` (not both forms).
@@ -238,6 +241,8 @@ def platform_from_table(table: Mapping[str, Any], source: str, parts: Mapping[st
             ok = True
         elif key in ("length", "width", "separation", "lower_efficiency"):
             ok = _is_num(v)
+        elif key == "com_offset":
+            ok = _is_nums(v) and len(v) == 3
         else:
             ok = _kind_ok(key, v)
         if not ok:

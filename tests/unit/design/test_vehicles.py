@@ -235,15 +235,8 @@ def test_config_is_the_preset(built, name):
     np.testing.assert_allclose(np.asarray(rotor_axes(b)), np.asarray(rotor_axes(a)), rtol=0, atol=1e-12)
     g = np.asarray(geometric_rotor_positions(a))
     np.testing.assert_allclose(np.asarray(geometric_rotor_positions(b)), g, rtol=0, atol=1e-12)
-    if "com_offset" in a.overrides and "com_offset" not in b.overrides:
-        # the paper preset keeps eq. (3) about the centre of mass (com_offset = 0, given); a [platform]
-        # table has no com_offset key, so the config's hubs are about the parts' centre of mass
-        com = np.asarray(b.mass_properties().com)
-        np.testing.assert_allclose(np.asarray(rotor_positions(a)), g, rtol=0, atol=1e-12)
-        np.testing.assert_allclose(np.asarray(rotor_positions(b)), g - com, rtol=0, atol=1e-12)
-    else:
-        np.testing.assert_allclose(np.asarray(rotor_positions(b)), np.asarray(rotor_positions(a)), rtol=0, atol=1e-12)
-        assert b.overrides == a.overrides
+    np.testing.assert_allclose(np.asarray(rotor_positions(b)), np.asarray(rotor_positions(a)), rtol=0, atol=1e-12)
+    assert b.overrides == a.overrides
 
 
 # --------------------------------------------------------------------------- classes
