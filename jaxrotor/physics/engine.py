@@ -20,7 +20,7 @@ from ..flight import Flight
 from ..loop import fly_with_timings
 from ..trajectory import Trajectory
 from .mjcf import ModelOptions, PhysicsModel
-from .parts import Parts
+from .parts import Parts, default_parts
 from .plants import MuJoCoPlant, contact_force
 
 __all__ = ["PhysicsResult", "PhysicsSettings", "contact_force", "fly_physics"]
@@ -31,15 +31,21 @@ class PhysicsSettings:
     """How the physics layer is built: the parts and the engine options.
 
     Attributes:
-        parts: the vehicle's parts (:class:`~jaxrotor.physics.parts.Parts`).
+        parts: the vehicle's parts (:class:`~jaxrotor.design.parts.Parts`), winning over the platform's;
+            ``None`` (default): :func:`~jaxrotor.physics.parts.default_parts` of the platform flown.
         options: engine options (:class:`~jaxrotor.physics.mjcf.ModelOptions`; ``timestep`` [s]).
         controller_knows_engine: the controller (and allocator) use the engine's mass and
             inertia (``True``, default) or the platform's as given (``False``).
     """
 
-    parts: Parts = dataclasses.field(default_factory=Parts)
+    parts: Parts | None = None
     options: ModelOptions = dataclasses.field(default_factory=ModelOptions)
     controller_knows_engine: bool = True
+
+    def parts_of(self, platform: Platform) -> Parts:
+        """The parts ``platform`` is built from under these settings: ``parts`` when given, else
+        :func:`~jaxrotor.physics.parts.default_parts` (its own, the paper's for its presets, else fitted)."""
+        return self.parts if self.parts is not None else default_parts(platform)
 
     def plant(self, model: PhysicsModel | None = None, share_compilation: bool = False) -> MuJoCoPlant:
         """The :class:`~jaxrotor.physics.plants.MuJoCoPlant` of these settings (flying ``model`` when given)."""

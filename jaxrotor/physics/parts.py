@@ -1,25 +1,20 @@
-"""The parts a multirotor is made of: what the physics layer builds its multibody model from.
+"""The parts the physics layer builds its multibody model from: the design's :class:`~jaxrotor.design.parts.Parts`.
 
-A :class:`Parts` description gives the mass and the shape of each component
-(hub, arms, motors, propellers, landing gear). Together with a
-:class:`~jaxrotor.design.platform.Platform` (where each rotor sits and points,
-eqs. 3-4) it is everything :func:`jaxrotor.physics.mjcf.build_model` needs;
-mass and inertia then come from the engine's own computation over these shapes
-(uniform density per part), never from the platform's ``mass`` / ``inertia``.
+There is one vehicle description: the :mod:`jaxrotor.design.parts` pytree (hub, arm, motor,
+propeller, battery, payload, landing gear, ballast) that gives the analytic layer its mass,
+centre of mass, inertia and rotor inertia is what :func:`jaxrotor.physics.mjcf.build_model`
+turns into MJCF. This module re-exports those classes (``from jaxrotor.physics import Parts,
+Hub, ...``) and chooses the parts of a platform (:func:`default_parts`):
 
-Shapes (all SI units, metres and kilograms):
+* a platform built from parts (``platform.parts``): those parts;
+* the paper's presets (``platform.name`` starting with ``"paper_hexarotor"``):
+  :func:`paper_hexarotor_parts`, the Table II build whose engine inertia is the paper's
+  physics-layer ``J^p`` (the paper's two inertias ``J^a`` / ``J^p`` are by design);
+* any other platform (mass and inertia typed in): :func:`fit_parts`, a generic build plus a
+  :class:`~jaxrotor.design.parts.Ballast` box solved so that the engine's mass and diagonal
+  inertia equal the platform's.
 
-* hub: a solid cylinder about ``z_B`` (radius, height);
-* arm: a capsule from the hub's rim to each rotor hub ``p_i`` (radius);
-* motor: a solid cylinder about the spin axis ``z_i`` just below the hub point;
-* propeller: two crossed thin bars (the blades) centred at ``p_i``, its own body
-  on a hinge about ``z_i`` (it spins; its angular momentum is the engine's);
-* landing gear: ``legs`` vertical capsules at ``radius`` from ``z_B`` ending in
-  spherical feet (the only parts that touch the floor).
-
-:func:`paper_hexarotor_parts` is the Table II hexarotor: ``m = 3.5 kg`` and,
-from the engine's computation, ``J^p ~ diag(0.081, 0.081, 0.162) kg m^2``;
-:func:`default_parts` gives any other platform a generic build of its mass.
+All values SI (kg, m, kg m^2); positions in the body frame (x forward, y left, z up).
 """
 
 from __future__ import annotations
@@ -29,223 +24,249 @@ import math
 
 import numpy as np
 
-__all__ = ["Arm", "Hub", "LandingGear", "Motor", "Parts", "Propeller", "check_parts", "default_parts",
-           "paper_hexarotor_parts"]
+from ..design.parts import (
+    AIR_DENSITY,
+    Arm,
+    Ballast,
+    Battery,
+    Hub,
+    LandingGear,
+    MassProperties,
+    Motor,
+    Parts,
+    Payload,
+    Propeller,
+    mass_properties,
+)
+from ._geometry import arm_tips, check_parts, is_paper_platform
+from .mjcf import engine_mass_properties
 
+__all__ = ["Arm", "Ballast", "Battery", "Hub", "LandingGear", "MassProperties", "Motor", "Parts", "Payload",
+           "Propeller", "arm_tips", "check_parts", "default_parts", "fit_parts", "is_paper_platform",
+           "parts_dict", "parts_mass", "paper_hexarotor_parts", "scale_masses"]
 
-def _positive(part: str, name: str, value: float, fix: str, allow_zero: bool = False) -> None:
-    v = float(value)
-    ok = math.isfinite(v) and (v >= 0 if allow_zero else v > 0)
-    if not ok:
-        need = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"Parts: `{part}.{name}` = {value!r} is invalid: it must be finite and {need}. Fix: {fix}.")
-
-
-@dataclasses.dataclass(frozen=True)
-class Hub:
-    """Central body: a solid cylinder about ``z_B``.
-
-    Attributes:
-        mass: [kg]. radius: [m]. height: [m].
-    """
-
-    mass: float = 1.0
-    radius: float = 0.1
-    height: float = 0.05
-
-    def __post_init__(self):
-        _positive("hub", "mass", self.mass, "give the hub (frame, battery, electronics) a positive mass in kg")
-        _positive("hub", "radius", self.radius, "give a positive hub radius in metres")
-        _positive("hub", "height", self.height, "give a positive hub height in metres")
-
-
-@dataclasses.dataclass(frozen=True)
-class Arm:
-    """One arm (there is one per rotor): a capsule from the hub rim to the rotor hub ``p_i``.
-
-    Attributes:
-        mass: mass of one arm [kg] (>= 0). radius: tube radius [m].
-    """
-
-    mass: float = 0.05
-    radius: float = 0.01
-
-    def __post_init__(self):
-        _positive("arm", "mass", self.mass, "give each arm a mass >= 0 kg", allow_zero=True)
-        _positive("arm", "radius", self.radius, "give a positive arm tube radius in metres")
-
-
-@dataclasses.dataclass(frozen=True)
-class Motor:
-    """One motor: a solid cylinder about the spin axis ``z_i``, its top at the hub point ``p_i``.
-
-    Attributes:
-        mass: [kg] (>= 0). radius: [m]. height: [m].
-    """
-
-    mass: float = 0.1
-    radius: float = 0.02
-    height: float = 0.03
-
-    def __post_init__(self):
-        _positive("motor", "mass", self.mass, "give each motor a mass >= 0 kg", allow_zero=True)
-        _positive("motor", "radius", self.radius, "give a positive motor radius in metres")
-        _positive("motor", "height", self.height, "give a positive motor height in metres")
-
-
-@dataclasses.dataclass(frozen=True)
-class Propeller:
-    """One propeller: its blades as two crossed thin bars of length ``2 radius`` in the rotor plane,
-    centred at ``p_i``, spinning on a hinge about ``z_i``.
-
-    A uniform bar from tip to tip has the spin inertia ``mass radius^2 / 3`` of a
-    real blade pair; two crossed bars (half the mass each) have the same spin
-    inertia and an axisymmetric inertia tensor, so a spinning propeller exerts no
-    once-per-revolution torque on the engine's time step (the engine computes
-    the inertia from these shapes).
-
-    Attributes:
-        mass: [kg] (> 0: the propeller is a body of its own). radius: tip radius [m].
-        chord: blade width [m]. thickness: [m].
-    """
-
-    mass: float = 0.012
-    radius: float = 0.12
-    chord: float = 0.02
-    thickness: float = 0.004
-
-    def __post_init__(self):
-        _positive("propeller", "mass", self.mass, "give each propeller a positive mass in kg")
-        _positive("propeller", "radius", self.radius, "give a positive propeller tip radius in metres")
-        _positive("propeller", "chord", self.chord, "give a positive blade chord in metres")
-        _positive("propeller", "thickness", self.thickness, "give a positive blade thickness in metres")
-
-
-@dataclasses.dataclass(frozen=True)
-class LandingGear:
-    """Landing gear: ``legs`` vertical capsules at ``radius`` from ``z_B``, each ending in a spherical foot.
-
-    Attributes:
-        mass: mass of one leg with its foot [kg] (>= 0).
-        legs: number of legs (>= 3 to stand).
-        radius: distance of each leg from ``z_B`` [m]; legs at azimuths ``pi/legs + 2 pi k/legs``.
-        length: leg length below the hub's underside [m].
-        leg_radius: capsule radius [m].
-        foot_radius: radius of the contact sphere at each leg's end [m].
-    """
-
-    mass: float = 0.05
-    legs: int = 4
-    radius: float = 0.12
-    length: float = 0.15
-    leg_radius: float = 0.006
-    foot_radius: float = 0.01
-
-    def __post_init__(self):
-        if int(self.legs) != self.legs or self.legs < 3:
-            raise ValueError(f"Parts: `gear.legs` = {self.legs!r} is invalid: a vehicle needs at least 3 legs to "
-                             "stand. Fix: pass legs >= 3.")
-        _positive("gear", "mass", self.mass, "give each leg a mass >= 0 kg", allow_zero=True)
-        for name in ("radius", "length", "leg_radius", "foot_radius"):
-            _positive("gear", name, getattr(self, name), f"give a positive `{name}` in metres")
-
-
-@dataclasses.dataclass(frozen=True)
-class Parts:
-    """The components of a multirotor (one arm, motor and propeller per rotor).
-
-    Attributes:
-        hub, arm, motor, propeller, gear: the parts (see each class for units).
-    """
-
-    hub: Hub = Hub()
-    arm: Arm = Arm()
-    motor: Motor = Motor()
-    propeller: Propeller = Propeller()
-    gear: LandingGear = LandingGear()
-
-    def total_mass(self, n_rotors: int) -> float:
-        """Sum of the part masses [kg] for ``n_rotors`` rotors (the engine's total, before compiling)."""
-        per_rotor = self.arm.mass + self.motor.mass + self.propeller.mass
-        return self.hub.mass + n_rotors * per_rotor + self.gear.legs * self.gear.mass
-
-
-def check_parts(parts: Parts, positions: np.ndarray) -> None:
-    """Refuse parts that cannot carry the rotors at ``positions`` ``(n, 3)`` [m] (body frame).
-
-    * every hub point must lie outside the hub (the arm would have no length);
-    * propellers of neighbouring rotors must not overlap
-      (``2 r_prop <= min_{i != j} |p_i - p_j|``).
-
-    Raises:
-        ValueError: naming the part, the value and the fix.
-    """
-    pos = np.asarray(positions, dtype=float)
-    radial = np.linalg.norm(pos[:, :2], axis=1)
-    shortest = float(radial.min())
-    if shortest <= parts.hub.radius:
-        raise ValueError(f"Parts: `hub.radius` = {parts.hub.radius!r} m reaches beyond rotor hub "
-                         f"{int(radial.argmin())} at {shortest:.4g} m from z_B: the arm would be shorter than the hub. "
-                         f"Fix: use a hub radius < {shortest:.4g} m or longer arms.")
-    if len(pos) > 1:
-        d = np.linalg.norm(pos[:, None, :] - pos[None, :, :], axis=-1)
-        d[np.diag_indices(len(pos))] = np.inf
-        spacing = float(d.min())
-        if 2 * parts.propeller.radius > spacing + 1e-12:
-            i, j = np.unravel_index(np.argmin(d), d.shape)
-            raise ValueError(f"Parts: `propeller.radius` = {parts.propeller.radius!r} m makes the propellers of rotors {i} "
-                             f"and {j} overlap (hubs {spacing:.4g} m apart). Fix: use a propeller radius <= "
-                             f"{spacing / 2:.4g} m or spread the rotors.")
+#: Rotor-assembly mass shares (of the platform's mass) :func:`fit_parts` tries, largest first.
+FIT_ROTOR_FRACTIONS = (0.4, 0.2, 0.1, 0.05)
+#: Hub share of the mass in a generic build (the ballast takes what the other parts leave).
+FIT_HUB_FRACTION = 0.3
+#: Landing-gear share of the mass in a generic build (four legs).
+FIT_GEAR_FRACTION = 0.01
 
 
 def paper_hexarotor_parts() -> Parts:
     """Parts of the Table II hexarotor (``l = 0.385 m``): 3.5 kg and ``J^p ~ diag(0.081, 0.081, 0.162) kg m^2``.
 
-    A 2.2288 kg hub (radius 0.10 m, 30 mm high: frame plates, battery,
-    electronics), six 65 g arms, six 128.2 g motors, six 12 g propellers of tip
-    radius 0.165 m (13 inch; spin inertia ``m r^2 / 3 = 1.1e-4 kg m^2``) and a
-    4-leg landing gear of 10 g legs, 10 cm long. The paper's ``J^p`` is planar
-    (``J_z = J_x + J_y``, i.e. ``sum m z^2 = 0``): the mass sits in the rotor plane,
-    so the hub is flat and the gear light. The engine's values
+    A 2.2288 kg hub (radius 0.10 m, 30 mm high: frame plates, battery, electronics), six 65 g
+    arms (radius 10 mm), six 128.2 g motors (radius 22 mm, 30 mm high, no spinning bell
+    modelled), six 12 g propellers of diameter 0.33 m (13 inch; blade chord 25 mm, 4 mm thick)
+    and a 4-leg landing gear of 10 g legs, 10 cm long (radius 0.12 m, legs 5 mm, feet 10 mm).
+    The paper's ``J^p`` is planar (``J_z = J_x + J_y``, i.e. ``sum m z^2 = 0``): the mass sits in
+    the rotor plane, so the hub is flat and the gear light. The propeller's ``c_t``, ``c_p`` are
+    those that give Table II's ``c_f = 3.799e-5 N s^2`` and ``c_tau = 1.163e-6 N m s^2`` with
+    ``D = 0.33 m``, ``rho = 1.225 kg/m^3`` (``c_f = c_t rho D^4 / (4 pi^2)``,
+    ``c_tau = c_p rho D^5 / (8 pi^3)``: ``c_t = 0.1032``, ``c_p = 0.0602``). The engine's values
     (``docs/physics.md``): ``m = 3.5000 kg``, ``J = diag(0.08152, 0.08152, 0.16148) kg m^2``
-    (+0.6 %, +0.6 %, -0.3 % from ``J^p``).
+    (+0.6 %, +0.6 %, -0.3 % from ``J^p``); the propeller spin inertia of its blade boxes
+    ``m (D^2 + chord^2) / 12 = 1.0953e-4 kg m^2``.
     """
+    D, rho = 0.33, AIR_DENSITY
     return Parts(
         hub=Hub(mass=2.2288, radius=0.10, height=0.03),
         arm=Arm(mass=0.065, radius=0.01),
-        motor=Motor(mass=0.1282, radius=0.022, height=0.03),
-        propeller=Propeller(mass=0.012, radius=0.165, chord=0.025, thickness=0.004),
-        gear=LandingGear(mass=0.01, legs=4, radius=0.12, length=0.10, leg_radius=0.005, foot_radius=0.01),
+        motor=Motor(mass=0.1282, radius=0.022, height=0.03, rotor_mass=0.0),
+        propeller=Propeller(diameter=D, mass=0.012, chord=0.025, thickness=0.004,
+                            c_t=3.799e-5 * 4 * math.pi**2 / (rho * D**4),
+                            c_p=1.163e-6 * 8 * math.pi**3 / (rho * D**5)),
+        landing_gear=LandingGear(mass=0.01, legs=4, radius=0.12, length=0.10, leg_radius=0.005, foot_radius=0.01),
+        air_density=rho,
     )
+
+
+def parts_mass(parts: Parts, platform) -> float:
+    """Total mass [kg] of ``parts`` on ``platform``'s geometry (:func:`~jaxrotor.design.parts.mass_properties`)."""
+    from ..design.platform import geometric_rotor_positions, rotor_axes
+
+    return float(mass_properties(parts, geometric_rotor_positions(platform), rotor_axes(platform),
+                                 platform.arms).mass)
+
+
+def scale_masses(parts: Parts, ratio: float) -> Parts:
+    """``parts`` with every mass (hub, arm or its mass per length, motor and its bell, propeller, battery,
+    payload, landing-gear legs, ballast) multiplied by ``ratio`` (shapes unchanged)."""
+    r = float(ratio)
+
+    def scaled(part, *names):
+        if part is None:
+            return None
+        return dataclasses.replace(part, **{k: getattr(part, k) * r for k in names if getattr(part, k) is not None})
+
+    return dataclasses.replace(
+        parts, hub=scaled(parts.hub, "mass"), arm=scaled(parts.arm, "mass", "mass_per_length"),
+        motor=scaled(parts.motor, "mass", "rotor_mass"), propeller=scaled(parts.propeller, "mass"),
+        battery=scaled(parts.battery, "mass"), payload=scaled(parts.payload, "mass"),
+        landing_gear=scaled(parts.landing_gear, "mass"), ballast=scaled(parts.ballast, "mass"))
+
+
+def parts_dict(parts: Parts) -> dict:
+    """``parts`` as plain Python (part -> field -> float, list or int; absent parts ``None``): what a JSON
+    report records (SI units as in :mod:`jaxrotor.design.parts`)."""
+
+    def plain(v):
+        if v is None or isinstance(v, (bool, int, str)):
+            return v
+        if dataclasses.is_dataclass(v):
+            return {f.name: plain(getattr(v, f.name)) for f in dataclasses.fields(v)}
+        a = np.asarray(v, dtype=float)
+        return float(a) if a.ndim == 0 else a.tolist()
+
+    return plain(parts)
 
 
 def default_parts(platform) -> Parts:
-    """Parts for a platform without its own description.
+    """The parts the physics layer builds ``platform`` from.
 
-    The Table II preset (:func:`paper_hexarotor_parts`) for the paper's
-    hexarotor; otherwise a generic build whose masses add up to ``platform.mass`` ``m``: 40 % in
-    the ``n`` rotor assemblies (per rotor: arm 30 %, motor 65 %, propeller 5 % of ``0.4 m / n``),
-    1 % in a 4-leg gear, the rest in the hub; sizes follow the geometry (hub radius 0.3 of the
-    shortest hub distance from ``z_B``, propeller tip radius 0.43 of the closest hub spacing).
-    Light propellers: their spin-up reaction torque can destabilise the yaw loop of a canted
-    design (``docs/physics.md``).
+    ``platform.parts`` when the platform was built from parts; :func:`paper_hexarotor_parts` for
+    the paper's presets (``J^p``, by design); otherwise :func:`fit_parts` (the engine then has the
+    platform's mass and diagonal inertia).
+
+    Raises:
+        ValueError: from :func:`fit_parts` (an inertia no parts can have).
     """
-    if platform.name.startswith("paper_hexarotor"):
+    if getattr(platform, "parts", None) is not None:
+        return platform.parts
+    if is_paper_platform(platform):
         return paper_hexarotor_parts()
-    from ..design.platform import rotor_positions
+    return fit_parts(platform)
 
-    pos = np.asarray(rotor_positions(platform), dtype=float)
+
+def _generic(platform, fraction: float, flat: bool = False) -> Parts:
+    """A generic build of ``platform``'s mass: ``fraction`` of it in the rotor assemblies (per rotor:
+    arm 30 %, motor 65 %, propeller 5 %), 1 % in a 4-leg gear, 30 % in the hub; sizes from the geometry
+    (hub radius 0.3 of the shortest arm tip distance from ``z_B``, propeller diameter 0.86 of the
+    closest spacing between rotors on different arms). ``flat``: only the propellers keep their mass
+    (0.25 % of the platform's, thin blades), the hub a near-massless disc; motors, arms and legs massless."""
+    from ..design.platform import geometric_rotor_positions
+
+    pos = np.asarray(geometric_rotor_positions(platform), dtype=float)
+    arms = platform.arms
     n = len(pos)
-    radial = float(np.linalg.norm(pos[:, :2], axis=1).min())
-    d = np.linalg.norm(pos[:, None] - pos[None], axis=-1) + np.eye(n) * 1e9
-    spacing = float(d.min()) if n > 1 else 2 * radial
+    tips = arm_tips(pos, arms)
+    radial = float(np.linalg.norm(tips[:, :2], axis=1).min())
+    group = np.arange(n)
+    for k, g in enumerate(arms):
+        group[list(g)] = n + k
+    d = np.linalg.norm(pos[:, None] - pos[None], axis=-1)
+    d[group[:, None] == group[None, :]] = np.inf
+    spacing = float(d.min()) if n > 1 and np.isfinite(d.min()) else 2 * radial
     m = float(np.asarray(platform.mass))
-    gear_mass, legs = 0.01 * m / 4, 4
-    per_rotor = 0.4 * m / n
+    n_arms = len(tips)
+    per_rotor = fraction * m / n
+    D = 0.86 * spacing
+    c_f = float(np.mean(np.asarray(platform.c_f)))
+    c_tau = float(np.mean(np.abs(np.asarray(platform.c_tau))))
+    rho = AIR_DENSITY
+    c_t = max(c_f * 4 * math.pi**2 / (rho * D**4), 1e-12)
+    c_p = max(c_tau * 8 * math.pi**3 / (rho * D**5), 1e-12)
+    arm_mass = 0.3 * per_rotor * n / n_arms
+    motor_mass, prop_mass, gear_mass, hub_mass = 0.65 * per_rotor, 0.05 * per_rotor, FIT_GEAR_FRACTION * m / 4, \
+        FIT_HUB_FRACTION * m
+    thickness = 0.004
+    if flat:
+        arm_mass = motor_mass = gear_mass = 0.0
+        prop_mass, hub_mass, thickness = 0.0025 * m / n, 1e-9 * m, 1e-6
     return Parts(
-        hub=Hub(mass=m - n * per_rotor - legs * gear_mass, radius=0.3 * radial, height=0.03),
-        arm=Arm(mass=0.3 * per_rotor, radius=0.01 * max(radial, 0.1) / 0.385),
-        motor=Motor(mass=0.65 * per_rotor, radius=0.06 * radial, height=0.03),
-        propeller=Propeller(mass=0.05 * per_rotor, radius=0.43 * spacing, chord=0.06 * spacing, thickness=0.004),
-        gear=LandingGear(mass=gear_mass, legs=legs, radius=0.25 * radial, length=0.1),
+        hub=Hub(mass=hub_mass, radius=0.3 * radial, height=0.03),
+        arm=Arm(mass=arm_mass, radius=0.01 * max(radial, 0.1) / 0.385),
+        motor=Motor(mass=motor_mass, radius=0.06 * radial, height=0.03),
+        propeller=Propeller(diameter=D, mass=prop_mass, chord=0.06 * spacing, thickness=thickness, c_t=c_t, c_p=c_p),
+        landing_gear=LandingGear(mass=gear_mass, legs=4, radius=0.25 * radial, length=0.1),
+        air_density=rho,
     )
+
+
+#: Smallest ballast half-extent written to the model [m] (MuJoCo needs positive box sizes).
+_MIN_HALF = 1e-6
+
+
+def _solve_ballast(platform, parts: Parts):
+    """The ballast that makes ``parts`` (without ballast) have the platform's mass, a centre of mass at
+    the origin and its diagonal inertia, from the engine's own mass properties of the other parts.
+
+    Returns ``(ballast | None, why)``: ``None`` and the numbers when no box can do it.
+    """
+    m0, first, J0 = engine_mass_properties(platform, parts)  # about the origin, tilt hinges at nominal angles
+    m_P = float(np.asarray(platform.mass))
+    J_P = np.asarray(platform.inertia, dtype=float)
+    m_b = m_P - m0
+    if not m_b > 1e-9 * m_P:
+        return None, f"the other parts weigh {m0:.6g} kg of the platform's {m_P:.6g} kg (ballast {m_b:.3g} kg)"
+    o = -first / m_b
+    I_box = J_P - J0 - m_b * (float(o @ o) * np.eye(3) - np.outer(o, o))
+    Ixx, Iyy, Izz = np.diag(I_box)
+    sq = 6.0 * np.array([Iyy + Izz - Ixx, Ixx + Izz - Iyy, Ixx + Iyy - Izz]) / m_b  # a^2, b^2, c^2 [m^2]
+    tol = 1e-10 * 12.0 * float(np.trace(J_P)) / m_b  # rounding of an exactly planar target
+    if np.any(sq < -tol):
+        return None, (f"the ballast box would need squared extents (a^2, b^2, c^2) = "
+                      f"({sq[0]:.4g}, {sq[1]:.4g}, {sq[2]:.4g}) m^2 for the residual inertia "
+                      f"diag({Ixx:.6g}, {Iyy:.6g}, {Izz:.6g}) kg m^2 of {m_b:.6g} kg")
+    size = np.maximum(np.sqrt(np.maximum(sq, 0.0)), 2 * _MIN_HALF)
+    return Ballast(mass=m_b, size=size, offset=o), ""
+
+
+def fit_parts(platform) -> Parts:
+    """Generic parts whose engine mass and diagonal inertia are exactly ``platform.mass`` / ``platform.inertia``.
+
+    For a platform whose mass and inertia were typed in (no ``parts``). The build
+    (:func:`_generic`): a hub (30 % of the mass), per rotor an arm, motor and propeller
+    (a share ``f`` of the mass: 30 / 65 / 5 %), a 4-leg landing gear (1 %), and a
+    :class:`~jaxrotor.design.parts.Ballast` box of the remaining mass ``m_b`` at ``o`` with
+    extents ``a, b, c`` solved from the engine's own mass properties of the other parts
+    (mass ``m_0``, first moment ``s_0``, inertia ``J_0`` about the origin, tilt hinges at the
+    platform's angles): ``m_b = m - m_0``, ``o = -s_0 / m_b`` (the centre of mass at the
+    origin), ``J_box = J - J_0 - m_b (|o|^2 I - o o^T)`` and, from
+    ``J_box = diag(m_b (b^2+c^2), m_b (a^2+c^2), m_b (a^2+b^2)) / 12``,
+    ``a^2 = 6 (J_yy + J_zz - J_xx) / m_b`` and cyclically. When a squared extent is negative
+    the rotor share ``f`` shrinks (0.4, 0.2, 0.1, 0.05); last comes a flat build (massless
+    motors, arms and legs, a near-massless hub, thin propellers of 0.25 % of the mass, a flat
+    ballast), the only one that can have a planar inertia ``J_z = J_x + J_y`` (what lumped
+    point masses in the rotor plane and a flat disc give, e.g. ``cs_4r``: any part with height
+    has ``J_x + J_y - J_z = 2 sum m z^2 > 0``).
+
+    Raises:
+        ValueError: naming the platform and the numbers: an inertia with products of inertia
+            beyond 1e-9 (relative: a body-aligned box cannot carry them), or one no build fits
+            (e.g. ``J_z > J_x + J_y``, which no body has).
+    """
+    name = platform.name
+    m = float(np.asarray(platform.mass))
+    J = np.asarray(platform.inertia, dtype=float)
+    diag = np.diag(J)
+    off = J - np.diag(diag)
+    shown = f"m = {m:.6g} kg, J = diag({diag[0]:.6g}, {diag[1]:.6g}, {diag[2]:.6g}) kg m^2"
+    if np.abs(off).max() > 1e-9 * float(np.abs(diag).max()):
+        i, j = np.unravel_index(np.argmax(np.abs(off)), off.shape)
+        raise ValueError(f"fit_parts: platform `{name}` ({shown}) has a product of inertia J_{'xyz'[i]}{'xyz'[j]} = "
+                         f"{off[i, j]:.6g} kg m^2 ({abs(off[i, j]) / float(np.abs(diag).max()):.3g} of the largest "
+                         "moment, beyond 1e-9): the fitted ballast is a body-aligned box. Fix: give the platform its "
+                         "parts (parts=Parts(...)), or pass parts= to the physics plant / PhysicsSettings.")
+    tried = []
+    for flat, fraction in [(False, f) for f in FIT_ROTOR_FRACTIONS] + [(True, FIT_ROTOR_FRACTIONS[-1])]:
+        parts = _generic(platform, fraction, flat=flat)
+        check_parts(parts, _geometric(platform), platform.arms)
+        ballast, why = _solve_ballast(platform, parts)
+        if ballast is not None:
+            return dataclasses.replace(parts, ballast=ballast)
+        tried.append(f"{'flat build' if flat else f'rotor share {fraction:g}'}: {why}")
+    planar = diag[0] + diag[1] - diag[2]
+    raise ValueError(
+        f"fit_parts: no generic parts reproduce platform `{name}` ({shown}; J_x + J_y - J_z = {planar:.6g} kg m^2, "
+        "which is 2 sum m z^2 >= 0 for any body). Tried " + "; ".join(tried) + ". Fix: give an inertia with "
+        "J_z <= J_x + J_y (and each moment no smaller than the rotors' m_rotor l^2 share), build the platform from "
+        "its parts (parts=Parts(...): mass and inertia are then derived), or pass parts= to the physics plant / "
+        "PhysicsSettings.")
+
+
+def _geometric(platform) -> np.ndarray:
+    from ..design.platform import geometric_rotor_positions
+
+    return np.asarray(geometric_rotor_positions(platform), dtype=float)

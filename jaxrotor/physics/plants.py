@@ -41,7 +41,7 @@ from ..flight import Flight
 from ..plant import AbstractHostPlant, AbstractPlant, PlantOutputs, PlantReading
 from ..tick import PlantInput, external_force, whole_steps
 from ..wind import Wind
-from .mjcf import ModelOptions, PhysicsModel, build_model
+from .mjcf import ModelOptions, PhysicsModel, build_model, warn_mismatch
 from .parts import Parts, default_parts
 
 __all__ = ["MJXPlant", "MJXPlantState", "MuJoCoPlant", "com_wrench", "engine_controls", "hinge_load"]
@@ -182,7 +182,9 @@ class _PhysicsPlant(AbstractPlant):
                                    servo_bandwidth=options.servo_bandwidth)
 
     def physics_model(self, platform: Platform) -> PhysicsModel:
-        """The generated model (built from ``parts``, or the platform's default parts, when not given)."""
+        """The generated model: built from ``parts`` when given (they win), else from
+        :func:`~jaxrotor.physics.parts.default_parts` of the platform (its own ``platform.parts``, the
+        paper's parts for its presets, else :func:`~jaxrotor.physics.parts.fit_parts`)."""
         if self.model is not None:
             return self.model.value
         parts = self.parts if self.parts is not None else default_parts(platform)
@@ -193,8 +195,18 @@ class _PhysicsPlant(AbstractPlant):
         return dataclasses.replace(self.with_options(pm.options), parts=pm.parts, model=_Static(pm))
 
     def prepare(self, platform: Platform):
-        """This plant with its model built from the concrete ``platform`` (once, before compiling)."""
-        return self if self.model is not None else self.with_model(self.physics_model(platform))
+        """This plant with its model built from the concrete ``platform`` (once, before compiling).
+
+        Never silent about a second vehicle: when the engine's mass or inertia differ from the
+        platform's by more than 0.5 % (parts plus an explicit mass or inertia, or parts given to the
+        plant that are not the platform's) it warns with
+        :class:`~jaxrotor.physics.mjcf.InertiaMismatchWarning` and both numbers; the paper's presets
+        (``J^p`` against ``J^a``, the paper's design) are exempt."""
+        if self.model is not None:
+            return self
+        pm = self.physics_model(platform)
+        warn_mismatch(pm, stacklevel=3)  # past the method wrapper, to prepare's caller
+        return self.with_model(pm)
 
     def control_rate(self, flight: Flight) -> float:
         """``flight.control_rate``, or one tick per engine step (``1 / timestep``) when it is ``None``."""
@@ -256,7 +268,9 @@ class MJXPlant(_PhysicsPlant):
     """The multibody model of the vehicle's parts under MJX: jit, vmap and grad over every array leaf.
 
     Attributes:
-        parts: the vehicle's :class:`~jaxrotor.physics.parts.Parts` (``None``: the platform's default parts).
+        parts: the vehicle's :class:`~jaxrotor.design.parts.Parts`, winning over the platform's (``None``:
+            :func:`~jaxrotor.physics.parts.default_parts`: ``platform.parts``, the paper's parts for its presets,
+            else :func:`~jaxrotor.physics.parts.fit_parts`).
         spin_propellers: propellers spin on hinges (gyroscopic and spin-up torques) or are welded.
         timestep: the engine step [s]; the control period is a whole number of them.
         controller_knows_engine: the flight computer uses the engine's mass and inertia.

@@ -41,8 +41,10 @@ STEADY_AFTER_JUMP_S = 1.0
 
 
 def physics_settings(platform, timestep: float = 0.001) -> PhysicsSettings:
-    """The physics layer's settings for ``platform``: :func:`~jaxrotor.physics.parts.default_parts`, physics step
-    ``timestep`` [s] (default 1 ms; the control rate is the flight's, or one tick per step)."""
+    """The physics layer's settings for ``platform``: :func:`~jaxrotor.physics.parts.default_parts` (the
+    platform's own parts; the paper's Table II parts for its presets; else generic parts fitted to its mass and
+    inertia, :func:`~jaxrotor.physics.parts.fit_parts`), physics step ``timestep`` [s] (default 1 ms; the control
+    rate is the flight's, or one tick per step)."""
     return PhysicsSettings(parts=default_parts(platform), options=ModelOptions(timestep=timestep))
 
 

@@ -9,7 +9,6 @@ imports the engine.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
@@ -21,7 +20,7 @@ from ..metrics import flight_metrics
 from ..optimize.problem import Design
 from ..optimize.robust import RobustSettings, member_summary
 from ..physics import ModelOptions, PhysicsSettings, build_model, fly_physics
-from ..physics.parts import default_parts
+from ..physics.parts import default_parts, parts_mass, scale_masses
 from ..randomize import HELDOUT
 
 __all__ = ["physics_metrics"]
@@ -37,9 +36,12 @@ def physics_metrics(design: Design, settings: RobustSettings, size: int | None =
     (the held-out stream's keys: the same sensor noise, bias, delay, gusts, mean wind, control rate,
     ``c_f``, ``c_tau`` and motor time constant), flown by
     :func:`jaxrotor.physics.fly_physics` on the MuJoCo multibody model of its platform
-    built from :func:`jaxrotor.physics.parts.default_parts` with every part's mass scaled
-    by ``m_b / m_parts`` (so the engine's mass is the member's ``m_b`` [kg]; its inertia is the
-    parts' scaled by the same ratio, not the member's per-axis draw). Spinning propellers,
+    built from :func:`jaxrotor.physics.parts.default_parts` of the member: its own parts or
+    the paper's Table II parts with every part's mass scaled by ``m_b / m_parts`` (so the
+    engine's mass is the member's ``m_b`` [kg]; its inertia is the parts' scaled by the same
+    ratio, not the member's per-axis draw), or, for a platform whose mass and inertia are
+    numbers, generic parts fitted to the member's mass and diagonal inertia
+    (:func:`jaxrotor.physics.parts.fit_parts`). Spinning propellers,
     floor, physics step: the largest ``control_period / j <= timestep`` [s]. The controller
     knows the engine's mass and inertia.
 
@@ -71,10 +73,9 @@ def physics_metrics(design: Design, settings: RobustSettings, size: int | None =
     for b in range(size):
         platform, flight = jax.tree_util.tree_map(lambda a, b=b: a[b] if eqx.is_array(a) else a, (platforms, flights))
         parts = default_parts(platform)
-        ratio = float(platform.mass) / parts.total_mass(platform.n_rotors)
-        parts = dataclasses.replace(parts, **{f.name: dataclasses.replace(getattr(parts, f.name),
-                                                                          mass=getattr(parts, f.name).mass * ratio)
-                                              for f in dataclasses.fields(parts)})
+        ratio = float(platform.mass) / parts_mass(parts, platform)
+        if abs(ratio - 1.0) > 1e-12:  # fitted parts have the member's mass already
+            parts = scale_masses(parts, ratio)
         phys = PhysicsSettings(parts=parts, options=ModelOptions(timestep=step))
         pm = build_model(platform, parts, phys.options)
         traj = fly_physics(platform, controller, flight, phys, model=pm, share_compilation=True).trajectory

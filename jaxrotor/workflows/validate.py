@@ -22,6 +22,7 @@ from ..io.config import FlightConfig
 from ..io.npz import save_trajectory
 from ..physics.engine import PhysicsResult, PhysicsSettings, fly_physics
 from ..physics.mjcf import build_model
+from ..physics.parts import parts_dict
 from . import usecase
 from .compare import (
     PAPER_TABLE_IV,
@@ -75,7 +76,7 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
     out.mkdir(parents=True, exist_ok=True)
     config = dataclasses.replace(config, compare=None)
     analytic = usecase.fly(config)
-    pm = build_model(config.platform, settings.parts, settings.options)
+    pm = build_model(config.platform, settings.parts_of(config.platform), settings.options)
     t0 = time.perf_counter()
     phys_flight = config.flight
     if physics_control_rate is not None and phys_flight.control_rate is None:
@@ -108,7 +109,7 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
         "diverged_physics": bool(m_phys["diverged"]),
         "settings": {"timestep_s": settings.options.timestep, "control_period_s": 1.0 / phys_rate,
                      "integrator": settings.options.integrator, "spin": settings.options.spin,
-                     "parts": dataclasses.asdict(settings.parts)},
+                     "parts": parts_dict(pm.parts)},
         "paper_table_iv": PAPER_TABLE_IV,
         "metrics_analytic": m_ana,
         "metrics_physics": m_phys,

@@ -86,7 +86,7 @@ def test_full_pose_flight_agrees_on_both_layers(validated):
     # The hinges follow the servo model through a critically damped PID servo of natural frequency w: behind a
     # ramp of rate r a critically damped PD servo lags by 2 r / w (the integral action only shortens the lag).
     w = 2 * math.pi * settings.options.servo_bandwidth
-    lag_bound = 2 * tilt["rate_max_analytic"] / w  # 5.9e-3 rad; measured 3.2e-3 rad
+    lag_bound = 2 * tilt["rate_max_analytic"] / w  # 5.9e-3 rad; measured 3.0e-3 rad (fitted parts)
     assert tilt["max_abs_difference"] <= lag_bound
     assert abs(tilt["rate_max_physics"] - tilt["rate_max_analytic"]) <= 0.05 * tilt["rate_max_analytic"]
     # Position: 20 % of the 1 cm full-pose target (measured 9.1e-4 m: the hinge lag and the arms' reaction

@@ -1,5 +1,7 @@
 """The multibody model: parts, generator, the engine's mass and inertia, and exactness against the analytic layer."""
 
+import dataclasses
+
 import jax.numpy as jnp
 import mujoco
 import numpy as np
@@ -15,12 +17,12 @@ from jaxrotor.physics import (
     Arm,
     Hub,
     ModelOptions,
-    Parts,
     Propeller,
     build_model,
     contact_force,
     paper_hexarotor_parts,
 )
+from jaxrotor.physics.parts import parts_mass
 from jaxrotor.simulation import simulate_open_loop
 
 
@@ -36,7 +38,7 @@ def test_table_ii_parts_reproduce_paper_mass_and_inertia(hexa):
     off = hexa.inertia - np.diag(np.diag(hexa.inertia))
     assert np.abs(off).max() < 1e-6
     # the engine's total equals the sum of the parts' masses (nothing lost or doubled)
-    assert hexa.mass == pytest.approx(paper_hexarotor_parts().total_mass(6), rel=1e-12)
+    assert hexa.mass == pytest.approx(parts_mass(paper_hexarotor_parts(), paper_hexarotor()), rel=1e-12)
     # planar mass distribution: J_z = J_x + J_y - 2 sum m z^2, J^p is (almost) planar
     assert hexa.inertia[2, 2] <= hexa.inertia[0, 0] + hexa.inertia[1, 1]
 
@@ -67,7 +69,7 @@ def test_actuator_wrench_equals_F_u_and_M_u(seed):
     rng = np.random.default_rng(seed)
     n = [4, 6, 8][seed]
     plat = _random_platform(rng, n)
-    parts = Parts(propeller=Propeller(radius=0.05))
+    parts = dataclasses.replace(paper_hexarotor_parts(), propeller=Propeller(diameter=0.1, mass=0.012))
     pm = build_model(plat, parts, ModelOptions(floor=False))
     m, d = pm.model, mujoco.MjData(pm.model)
     u = rng.uniform(0.0, 4e5, n)
@@ -104,13 +106,13 @@ def test_free_body_matches_analytic_layer_over_two_seconds():
     np.testing.assert_allclose(so3.quat_to_rot(d.qpos[3:7]), np.asarray(traj.R[-1]), atol=1e-6)
 
 
-@pytest.mark.parametrize("parts, key", [
-    (Parts(hub=Hub(radius=0.5)), "hub.radius"),
-    (Parts(propeller=Propeller(radius=0.3)), "propeller.radius"),
+@pytest.mark.parametrize("change, key", [
+    (dict(hub=Hub(mass=2.2288, radius=0.5, height=0.03)), "hub.radius"),
+    (dict(propeller=Propeller(diameter=0.6, mass=0.012)), "propeller.diameter"),
 ])
-def test_parts_that_cannot_carry_the_platform_are_refused(parts, key):
+def test_parts_that_cannot_carry_the_platform_are_refused(change, key):
     with pytest.raises(ValueError, match=key.replace(".", r"\.")) as err:
-        build_model(paper_hexarotor(), parts)
+        build_model(paper_hexarotor(), dataclasses.replace(paper_hexarotor_parts(), **change))
     assert "Fix:" in str(err.value)
 
 
