@@ -38,6 +38,7 @@ from ..design.parts import (
     Propeller,
     mass_properties,
 )
+from ..design.vehicles import paper_hexarotor_parts as paper_hexarotor_parts
 from ._geometry import arm_tips, check_parts, is_paper_platform
 from .mjcf import engine_mass_properties
 
@@ -51,35 +52,6 @@ FIT_ROTOR_FRACTIONS = (0.4, 0.2, 0.1, 0.05)
 FIT_HUB_FRACTION = 0.3
 #: Landing-gear share of the mass in a generic build (four legs).
 FIT_GEAR_FRACTION = 0.01
-
-
-def paper_hexarotor_parts() -> Parts:
-    """Parts of the Table II hexarotor (``l = 0.385 m``): 3.5 kg and ``J^p ~ diag(0.081, 0.081, 0.162) kg m^2``.
-
-    A 2.2288 kg hub (radius 0.10 m, 30 mm high: frame plates, battery, electronics), six 65 g
-    arms (radius 10 mm), six 128.2 g motors (radius 22 mm, 30 mm high, no spinning bell
-    modelled), six 12 g propellers of diameter 0.33 m (13 inch; blade chord 25 mm, 4 mm thick)
-    and a 4-leg landing gear of 10 g legs, 10 cm long (radius 0.12 m, legs 5 mm, feet 10 mm).
-    The paper's ``J^p`` is planar (``J_z = J_x + J_y``, i.e. ``sum m z^2 = 0``): the mass sits in
-    the rotor plane, so the hub is flat and the gear light. The propeller's ``c_t``, ``c_p`` are
-    those that give Table II's ``c_f = 3.799e-5 N s^2`` and ``c_tau = 1.163e-6 N m s^2`` with
-    ``D = 0.33 m``, ``rho = 1.225 kg/m^3`` (``c_f = c_t rho D^4 / (4 pi^2)``,
-    ``c_tau = c_p rho D^5 / (8 pi^3)``: ``c_t = 0.1032``, ``c_p = 0.0602``). The engine's values
-    (``docs/physics.md``): ``m = 3.5000 kg``, ``J = diag(0.08152, 0.08152, 0.16148) kg m^2``
-    (+0.6 %, +0.6 %, -0.3 % from ``J^p``); the propeller spin inertia of its blade boxes
-    ``m (D^2 + chord^2) / 12 = 1.0953e-4 kg m^2``.
-    """
-    D, rho = 0.33, AIR_DENSITY
-    return Parts(
-        hub=Hub(mass=2.2288, radius=0.10, height=0.03),
-        arm=Arm(mass=0.065, radius=0.01),
-        motor=Motor(mass=0.1282, radius=0.022, height=0.03, rotor_mass=0.0),
-        propeller=Propeller(diameter=D, mass=0.012, chord=0.025, thickness=0.004,
-                            c_t=3.799e-5 * 4 * math.pi**2 / (rho * D**4),
-                            c_p=1.163e-6 * 8 * math.pi**3 / (rho * D**5)),
-        landing_gear=LandingGear(mass=0.01, legs=4, radius=0.12, length=0.10, leg_radius=0.005, foot_radius=0.01),
-        air_density=rho,
-    )
 
 
 def parts_mass(parts: Parts, platform) -> float:
