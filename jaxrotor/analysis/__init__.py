@@ -19,6 +19,9 @@ order data flows through it:
   hover section, the part above hover, force zonotope, moments at hover) with
   their volumes, and the differentiable volumes and area of the zero-moment set.
 * :mod:`.report`: :class:`ActuationReport` and :func:`analyze`.
+* :mod:`.stability`: the closed loop linearised about hover (continuous field or one control
+  period), its modes and the verdict (:func:`closed_loop_stability`, :class:`StabilityReport`),
+  and the smooth :func:`stability_margin` (``docs/stability.md``).
 
 The unit-consistent allocation matrix and its characteristic length live in
 :mod:`jaxrotor.allocation` and are re-exported here.
@@ -66,6 +69,11 @@ from .polytopes import zero_moment_measures as zero_moment_measures
 from .polytopes import zero_moment_polytope as zero_moment_polytope
 from .report import ActuationReport as ActuationReport
 from .report import analyze as analyze
+from .stability import Linearization as Linearization
+from .stability import StabilityReport as StabilityReport
+from .stability import closed_loop_stability as closed_loop_stability
+from .stability import linearize as linearize
+from .stability import stability_margin as stability_margin
 
 __all__ = [
     "WRENCH_AXES",
@@ -110,4 +118,9 @@ __all__ = [
     "hover_section_area",
     "volume_above_hover",
     "zero_moment_measures",
+    "Linearization",
+    "StabilityReport",
+    "closed_loop_stability",
+    "linearize",
+    "stability_margin",
 ]

@@ -16,6 +16,14 @@ The table opens with the vehicle: mass by part, centre-of-mass offset, inertia, 
 inertia, ``c_f``, ``c_tau``, top rotor speed and what limits it, and the values given
 explicitly instead of derived from the parts.
 
+When CONFIG is a whole flight configuration (it has a ``[reference]`` table; read by
+:func:`jaxrotor.io.config.load`), the closed loop of its controller and flight is also linearised
+about hover (:func:`jaxrotor.analysis.closed_loop_stability`): a ``-- closed-loop stability`` block
+in the table, a ``stability`` object (``stable``, ``max_growth_rate``, ``frequency_hz``, ``axis``,
+``modes``, ...) in the JSON. A platform-only CONFIG (or one with flight tables but no ``[reference]``)
+gives the actuation report alone. :func:`stability_check` is the verdict ``jaxrotor simulate`` and
+``jaxrotor validate`` print before flying.
+
 JAX is imported inside ``analyze``; ``jaxrotor presets`` prints :data:`PRESET_ROWS` and
 never imports it, so both it and ``jaxrotor --help`` answer at once.
 """
@@ -32,15 +40,80 @@ import click
 DEFAULT_PRESET = "paper_hexarotor"
 
 
+#: Tables of a problem or sweep file: such a CONFIG is analysed for its platform only.
+_NOT_A_FLIGHT = ("objective", "parameters", "sweep", "optimize")
+
+
 def _load_config(path: Path):
-    """The platform of CONFIG's ``[platform]`` table, through the io layer; a config mistake is a usage error."""
+    """``(platform, flight config or None)`` of CONFIG through the io layer; a config mistake is a usage error.
+
+    A file with a ``[reference]`` table (and no problem or sweep tables) is a whole flight configuration
+    (:func:`jaxrotor.io.config.load`); any other file gives its ``[platform]`` table alone.
+    """
+    from ..io import config as cfg
     from ..io.platform_table import load_platform
-    from ..io.toml import ConfigError
+    from ..io.toml import ConfigError, read_toml
 
     try:
-        return load_platform(path)
+        data = read_toml(path)
+        if "reference" in data and not any(k in data for k in _NOT_A_FLIGHT):
+            conf = cfg.load(path)
+            return conf.platform, conf
+        return load_platform(path), None
     except ConfigError as err:
         raise click.BadParameter(str(err), param_hint="CONFIG") from None
+
+
+def stability_rows(stab) -> list[tuple[str, str]]:
+    """The ``-- closed-loop stability`` block of :func:`format_report` (a
+    :class:`~jaxrotor.analysis.StabilityReport`)."""
+    rows: list[tuple[str, str]] = [(f"-- closed-loop stability (linearised about hover, {stab.setting})", "")]
+    d = stab.to_dict()
+    rows.append(("verdict", "stable" if d["stable"] else "UNSTABLE"))
+    if not d["equilibrium_found"]:
+        rows.append(("hover equilibrium", f"not found (residual {_fmt(d['residual'], 3)} 1/s)"))
+    g = d["max_growth_rate"]
+    rows.append(("max growth rate (largest Re s)", "-" if g is None else f"{g:+.4g} 1/s (margin {-g:.4g} 1/s)"))
+    rows.append(("frequency of that mode", f"{_fmt(d['frequency_hz'], 4)} Hz"))
+    rows.append(("axis (dominant state)", f"{d['axis']} ({d['state']})"))
+    if g is not None and g > 0:
+        rows.append(("doubling time", f"{math.log(2) / g:.3g} s"))
+    rows.append(("neutral coordinates", ", ".join(d["neutral"]) or "none"))
+    if d["drifting"]:
+        rows.append(("drifting (linearly)", ", ".join(d["drifting"])))
+    for i, m in enumerate(d["modes"]):
+        rows.append((f"  mode {i + 1}", f"{m['growth_rate']:+.4g} 1/s, {m['frequency_hz']:.4g} Hz, damping "
+                                       f"{m['damping']:.3g}, {m['axis']} ({m['state']})"))
+    return rows
+
+
+def stability_check(conf, echo, strict: bool = False) -> bool:
+    """Print the linearised closed-loop verdict of ``conf`` (and of its comparison flight) before it flies.
+
+    An unstable loop is a warning on stderr; returns ``False`` when ``strict`` and a loop is unstable (the
+    caller exits non-zero before flying). A loop that cannot be linearised is noted and not held against it.
+    """
+    from ..analysis.stability import closed_loop_stability
+
+    ok = True
+    for tag, c in (("", conf), (" (comparison)", conf.compare)):
+        if c is None:
+            continue
+        try:
+            rep = closed_loop_stability(c.platform, c.controller, c.flight)
+        except Exception as err:  # a diagnostic only: the flight itself reports what is wrong
+            echo(f"note: closed-loop stability{tag} not computed ({type(err).__name__}: {err})", err=True)
+            continue
+        echo(f"closed-loop stability{tag} (linearised about hover, {rep.setting}): {rep.summary()}")
+        if not bool(rep.stable):
+            ok = False
+            m = rep.modes[0] if rep.modes else None
+            what = (f"a {m['axis']} mode grows at {m['growth_rate']:+.3g} 1/s ({m['frequency_hz']:.3g} Hz)"
+                    if m is not None and m["growth_rate"] > 0 else rep.summary())
+            echo(f"warning: {c.name}{tag}: the closed loop is unstable about hover: {what}. The flight will "
+                 "diverge from small errors; retune the gains (e.g. lower the gains of that axis) or the actuators"
+                 + ("." if strict else ", or pass --strict to stop before flying."), err=True)
+    return ok or not strict
 
 
 def _fmt(v, digits: int = 4) -> str:
@@ -116,8 +189,9 @@ def vehicle_rows(r) -> list[tuple[str, str]]:
     return rows
 
 
-def format_report(report) -> str:
-    """Readable multi-line table of an :class:`~jaxrotor.analysis.ActuationReport`."""
+def format_report(report, stability=None) -> str:
+    """Readable multi-line table of an :class:`~jaxrotor.analysis.ActuationReport` (and of a
+    :class:`~jaxrotor.analysis.StabilityReport`, a last block)."""
     r = report
     rows: list[tuple[str, str]] = []
 
@@ -171,6 +245,9 @@ def format_report(report) -> str:
     rows.append(("-- rotor loss (rotor: hoverable, margin, T/W best attitude)", ""))
     for x in r.rotor_loss:
         add(f"  rotor {x.rotor + 1} lost", f"{_fmt(x.hoverable)}, margin {x.margin:.3f}, T/W {_fmt(x.thrust_to_weight, 3)}")
+    if stability is not None:
+        rows.append(("", ""))
+        rows += stability_rows(stability)
     width = max(len(k) for k, _ in rows if not k.startswith("--"))
     lines = []
     for k, v in rows:
@@ -198,7 +275,8 @@ def analyze(config: Path | None, preset: str | None, as_json: bool, out: Path | 
 
     CONFIG is a TOML file with a [platform] table (`preset = "name"` or the
     star_platform parameters). With neither CONFIG nor --preset, the paper's
-    use-case hexarotor is analysed.
+    use-case hexarotor is analysed. A whole flight CONFIG (with [reference]) also
+    gets the closed loop's linearised stability about hover (growth rates, modes).
     """
     if config is not None and preset is not None:
         raise click.UsageError("give either CONFIG or --preset, not both. Fix: drop one of them.")
@@ -208,8 +286,9 @@ def analyze(config: Path | None, preset: str | None, as_json: bool, out: Path | 
     from .. import analysis
     from ..design import presets
 
+    conf = None
     if config is not None:
-        platform = _load_config(config)
+        platform, conf = _load_config(config)
     else:
         name = preset or DEFAULT_PRESET
         if name not in presets.names():
@@ -217,10 +296,19 @@ def analyze(config: Path | None, preset: str | None, as_json: bool, out: Path | 
                                      param_hint="--preset")
         platform = presets.get(name)
     report = analysis.analyze(platform, n_directions=n_directions)
+    stability = None
+    if conf is not None:
+        try:
+            stability = analysis.closed_loop_stability(conf.platform, conf.controller, conf.flight)
+        except ValueError as err:  # what fly() refuses (rank, rotor inertia under an ideal motor, timing)
+            raise click.BadParameter(str(err), param_hint="CONFIG") from None
     if as_json:
-        click.echo(json.dumps(report.to_dict(), ensure_ascii=False, allow_nan=False))
+        payload = report.to_dict()
+        if stability is not None:
+            payload["stability"] = stability.to_dict()
+        click.echo(json.dumps(payload, ensure_ascii=False, allow_nan=False))
     else:
-        click.echo(format_report(report))
+        click.echo(format_report(report, stability))
     if out is not None:
         from ..io.design_plot import save_figures
         from ..io.polytope_plot import save_polytope_figure

@@ -23,8 +23,10 @@ import click
               help="Also write flight.gif: the vehicle, its trajectory and the reference over time.")
 @click.option("--fps", type=click.FloatRange(min=1.0, max=100.0), default=25.0, show_default=True,
               help="Frames per second of --animate.")
+@click.option("--strict", is_flag=True,
+              help="Exit with status 3, before flying, when the closed loop linearised about hover is unstable.")
 def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32: bool, t1: float | None,
-             physics: bool | None, animate: bool = False, fps: float = 25.0) -> None:
+             physics: bool | None, animate: bool = False, fps: float = 25.0, strict: bool = False) -> None:
     """Fly CONFIG (a TOML file, see configs/); without CONFIG, the paper's hexarotor use case on both layers.
 
     Without CONFIG the use case is also flown on the physics layer (MuJoCo):
@@ -35,8 +37,10 @@ def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32
     Prints the metrics table and writes the figures (fig6_trajectory_3d.png,
     fig7_errors.png, fig8_rotor_speeds.png), trajectory.npz and metrics.json; with --animate also
     flight.gif (the vehicle's arms, rotors and spin axes, its trace and the reference, at --fps).
+    Before flying, prints the verdict of the closed loop linearised about hover
+    (jaxrotor.analysis.closed_loop_stability) and warns when it is unstable.
     Exits with status 1 if a flight diverged (its table column reads DIVERGED),
-    2 for a configuration error.
+    2 for a configuration error, 3 with --strict for an unstable closed loop (nothing flown).
     """
     from ._setup import setup_jax
 
@@ -51,6 +55,11 @@ def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32
     except (cfg.ConfigError, ValueError) as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
+    from .analyze import stability_check
+
+    if not stability_check(conf, click.echo, strict):
+        click.echo("error: the closed loop is unstable about hover (--strict): not flying.", err=True)
+        sys.exit(3)
     physics = config is None if physics is None else physics
     metrics = usecase.run(conf, out_dir, progress=not no_progress, echo=click.echo, physics=physics)
     if animate:

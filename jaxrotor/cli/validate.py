@@ -23,8 +23,10 @@ import click
                    "time on the physics and the analytic layer.")
 @click.option("--fps", type=click.FloatRange(min=1.0, max=100.0), default=25.0, show_default=True,
               help="Frames per second of --animate.")
+@click.option("--strict", is_flag=True,
+              help="Exit with status 3, before flying, when the closed loop linearised about hover is unstable.")
 def validate(config: str | None, out_dir: str | None, t1: float | None, control_period: float | None,
-             no_figures: bool, animate: bool = False, fps: float = 25.0) -> None:
+             no_figures: bool, animate: bool = False, fps: float = 25.0, strict: bool = False) -> None:
     """Fly CONFIG (default: the paper's use case) on the analytic and the physics (MuJoCo) layer.
 
     Prints Table IV with the paper's columns (a, p, p - a) beside jaxrotor's, and
@@ -32,7 +34,10 @@ def validate(config: str | None, out_dir: str | None, t1: float | None, control_
     overlaid) and fig8_delta_omega.png. With --animate also flight_physics.gif
     (the physics layer's trajectory_physics.npz) and flight.gif (the analytic
     layer's flight, saved as trajectory.npz), each with the reference path, at --fps.
-    Exits 1 if a flight diverged, 2 for a configuration error.
+    Before flying, prints the verdict of the closed loop linearised about hover (analytic
+    layer) and warns when it is unstable.
+    Exits 1 if a flight diverged, 2 for a configuration error, 3 with --strict for an
+    unstable closed loop (nothing flown).
     """
     from ._setup import setup_jax
 
@@ -50,6 +55,11 @@ def validate(config: str | None, out_dir: str | None, t1: float | None, control_
     except (cfg.ConfigError, ValueError) as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
+    from .analyze import stability_check
+
+    if not stability_check(conf, click.echo, strict):
+        click.echo("error: the closed loop is unstable about hover (--strict): not flying.", err=True)
+        sys.exit(3)
     result = pv.validate(conf, out_dir, settings=settings, echo=click.echo, figures=not no_figures,
                          save_analytic=animate,
                          physics_control_rate=None if control_period is None else 1.0 / control_period)

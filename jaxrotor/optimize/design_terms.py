@@ -22,6 +22,7 @@ from .terms import AbstractDesignTerm
 
 __all__ = ["Conditioning", "HoverEfficiency", "LateralCapability", "RotorLossMargin", "ZeroMomentVolume",
            "HoverSectionArea", "VolumeAboveHover", "HoverPower", "AngularAuthority"]
+__all__ += ["StabilityMargin"]
 
 _TEMPERATURE = Option(float, gt=0, doc="soft-min temperature", why="a smoothing temperature must be > 0")
 _NORMALIZE = Option(bool, doc="divide by a power of the weight m g (dimensionless)")
@@ -213,3 +214,36 @@ class VolumeAboveHover(_AbstractPolytopeTerm):
     index: ClassVar[int] = 2
     power: ClassVar[int] = 3
     name: ClassVar[str] = "volume_above_hover"
+
+
+# --------------------------------------------------------------------------- closed-loop stability
+
+
+@register("objective", "stability_margin", options={
+    "temperature": Option(float, gt=0, unit="1/s", doc="soft-max temperature over the growth rates",
+                          why="a smoothing temperature must be > 0")})
+class StabilityMargin(AbstractDesignTerm):
+    """Smooth stability margin of the closed loop linearised about hover [1/s]: larger is better.
+
+    :func:`jaxrotor.analysis.stability_margin` of ``design.platform``, ``design.controller`` and
+    ``design.flight`` (``-T log sum exp(Re s_i / T)``, ``docs/stability.md``): positive when every mode
+    decays, ``-max Re s`` minus at most ``T log N``. Needs the design's controller and flight but flies
+    nothing.
+
+    Attributes:
+        temperature: soft-max temperature ``T`` [1/s] (static).
+    """
+
+    temperature: float = eqx.field(static=True, default=0.1)
+    sense: ClassVar[int] = -1
+    name: ClassVar[str] = "stability_margin"
+
+    def measure(self, design, traj=None) -> Float[Array, ""]:
+        """``()`` [1/s]."""
+        from ..analysis.stability import stability_margin
+
+        if getattr(design, "flight", None) is None or getattr(design, "controller", None) is None:
+            raise ValueError("objective `stability_margin` linearises the closed loop, but the design has no "
+                             "controller or flight. Fix: build Design(platform, controller, Flight(reference, ...)) "
+                             "(in a TOML problem: add [reference]).")
+        return stability_margin(design.platform, design.controller, design.flight, temperature=self.temperature)

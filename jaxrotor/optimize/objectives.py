@@ -37,7 +37,9 @@ means; every formula lives in :mod:`jaxrotor.metrics`):
 Design terms (no flight; from :mod:`jaxrotor.analysis`): :class:`Conditioning`,
 :class:`HoverEfficiency`, :class:`LateralCapability`, :class:`RotorLossMargin`, and the
 force-polytope measures :class:`ZeroMomentVolume`, :class:`HoverSectionArea`,
-:class:`VolumeAboveHover` (exact volumes and area of the zero-moment force set).
+:class:`VolumeAboveHover` (exact volumes and area of the zero-moment force set), and
+:class:`StabilityMargin` (the smooth margin of the closed loop linearised about hover: it reads the
+design's controller and flight but flies nothing; ``docs/stability.md``).
 
 Why tilt needs these terms: with the exact pseudo-inverse allocation, no input
 bounds and ideal motors, the delivered wrench ``G G^+ w`` equals the commanded
@@ -94,6 +96,7 @@ from .design_terms import HoverEfficiency as HoverEfficiency
 from .design_terms import HoverSectionArea as HoverSectionArea
 from .design_terms import LateralCapability as LateralCapability
 from .design_terms import RotorLossMargin as RotorLossMargin
+from .design_terms import StabilityMargin as StabilityMargin
 from .design_terms import VolumeAboveHover as VolumeAboveHover
 from .design_terms import ZeroMomentVolume as ZeroMomentVolume
 
@@ -123,6 +126,7 @@ __all__ = [
     "ZeroMomentVolume",
     "HoverSectionArea",
     "VolumeAboveHover",
+    "StabilityMargin",
     "rotor_loss_margin",
     "TERMS",
 ]
