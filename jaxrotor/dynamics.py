@@ -208,6 +208,11 @@ class AbstractMotor(eqx.Module):
     reports the state as the speed); a motor without one reports the speed
     ``sqrt(u)`` of what it applies and a zero rate. Either way the loop asks the
     model, so a user-written motor works unchanged.
+
+    The physics layer asks :meth:`speed_time_constant`: a motor that is a first-order speed
+    controller (a time constant) is flown there as the spinning propeller itself (a velocity
+    servo of gain ``I_spin / tau_m`` on the propeller hinge towards :meth:`commanded_speed`,
+    torque-limited by :meth:`torque_limit`); any other motor is stepped as a model beside the engine.
     """
 
     @abc.abstractmethod
@@ -223,6 +228,26 @@ class AbstractMotor(eqx.Module):
         """Whether the rotor speed is a state this motor integrates (its rate is the rotor
         acceleration the rotor-inertia reaction needs). Default ``True``."""
         return True
+
+    def speed_time_constant(self) -> Float[Array, ""] | None:
+        """``tau_m`` [s] when this motor is a first-order speed controller
+        (``omega_dot = (commanded_speed - omega) / tau_m``, up to :meth:`torque_limit`), else ``None``
+        (the default). The physics layer then lets the engine spin each propeller as that motor."""
+        return None
+
+    def commanded_speed(self, platform: Platform, u_cmd: Float[Array, " n"]) -> Float[Array, " n"]:
+        """The speed the motor drives towards, ``clip(sqrt(max(u_cmd, 0)), rotor_speed_min, rotor_speed_max)``
+        ``(n,)`` [rad/s]."""
+        return jnp.clip(safe_sqrt(u_cmd), platform.rotor_speed_min, platform.rotor_speed_max)
+
+    def torque_limit(self, platform: Platform) -> Float[Array, " n"] | None:
+        """The largest motor torque ``tau_max`` ``(n,)`` [N m] when the motor is current-limited, else ``None``
+        (the default). The torque accelerating the rotor is then at most ``tau_max - c_tau omega^2``."""
+        return None
+
+    def check_platform(self, platform: Platform) -> None:
+        """Refuse, by name, a platform this motor cannot drive (default: every platform is fine)."""
+        return None
 
 
 @register("motor", "ideal")
@@ -243,35 +268,90 @@ class IdealMotor(AbstractMotor):
 
 @register("motor", "first_order", options={
     "time_constant": Option(float, default=REQUIRED, gt=0, unit="s", doc="motor time constant tau_m",
-                            fix="the motor time constant in s, e.g. 0.03")})
+                            fix="the motor time constant in s, e.g. 0.03"),
+    "current_limit": Option(bool, default=False, doc="limit the motor torque to k_t (I_max - I_0) (needs parts "
+                            "with a motor kv and max_current)", fix="true or false")})
 class FirstOrderMotor(AbstractMotor):
-    """First-order rotor-speed lag with speed limits.
+    """First-order rotor-speed lag with speed limits and an optional current limit.
 
     ``omega_cmd = clip(sqrt(max(u_cmd, 0)), rotor_speed_min, rotor_speed_max)``,
     ``omega_dot = (omega_cmd - omega) / time_constant``, applied ``u = omega^2``.
 
+    With ``current_limit`` the motor torque is at most ``tau_max = k_t (I_max - I_0)``
+    (``k_t = 1 / K_v`` in SI, N m/A, from the platform's parts: ``motor.kv``, ``max_current``,
+    ``no_load_current``); the torque that accelerates the rotor is what the propeller's drag
+    ``c_tau omega^2`` leaves of it, so ``omega_dot = min((omega_cmd - omega) / tau_m,
+    (tau_max - c_tau omega^2) / J_r)`` (an exact minimum, as the engine's clamped servo torque;
+    braking is not limited).
+
     Attributes:
         time_constant: ``tau_m`` [s], scalar leaf (differentiable).
+        current_limit: limit the motor torque by the current (static).
     """
 
     time_constant: Array
+    current_limit: bool = eqx.field(static=True)
 
-    def __init__(self, time_constant: float | Array = 0.03):
+    def __init__(self, time_constant: float | Array = 0.03, current_limit: bool = False):
         tc = _as_param("FirstOrderMotor", "time_constant", time_constant)
         if tc.ndim != 0:
             raise ValueError(f"FirstOrderMotor parameter `time_constant` must be a scalar, got shape {tc.shape}. "
                              "Fix: pass one time constant in seconds.")
         _check_positive("FirstOrderMotor", "time_constant", tc, "pass e.g. 0.03 (30 ms), or use IdealMotor() for no lag")
+        if not isinstance(current_limit, (bool, np.bool_)):
+            raise ValueError(f"FirstOrderMotor parameter `current_limit` = {current_limit!r} is invalid: it must be "
+                             "True or False. Fix: pass current_limit=True to limit the motor torque by its current.")
         self.time_constant = tc
+        self.current_limit = bool(current_limit)
 
     def with_lag_scaled(self, factor) -> FirstOrderMotor:
         """``tau_m -> factor tau_m``."""
         return eqx.tree_at(lambda m: m.time_constant, self, self.time_constant * factor)
 
+    def speed_time_constant(self) -> Float[Array, ""]:
+        """``tau_m`` [s]: this motor is a first-order speed controller."""
+        return self.time_constant
+
+    def check_platform(self, platform: Platform) -> None:
+        """With ``current_limit``: refuse a platform without parts, a motor ``kv``, a finite ``max_current`` or a
+        rotor inertia, by name."""
+        if not self.current_limit:
+            return
+        parts = platform.parts
+        motor = None if parts is None else parts.motor
+        if parts is None or motor.kv is None:
+            what = "has no parts" if parts is None else "has parts whose motor has no `kv`"
+            raise ValueError(f"FirstOrderMotor parameter `current_limit` = True needs the motor's kv and max_current, "
+                             f"but platform `{platform.name}` {what}. Fix: build the platform from parts with "
+                             "[parts.motor] kv and max_current, or set current_limit = false.")
+        from .design.validation import is_concrete
+
+        if is_concrete(motor.max_current) and not np.isfinite(np.asarray(motor.max_current)):
+            raise ValueError(f"FirstOrderMotor parameter `current_limit` = True needs a finite motor max_current, but "
+                             f"platform `{platform.name}`'s motor has max_current = inf. Fix: give [parts.motor] "
+                             "max_current (A), or set current_limit = false.")
+        if platform.rotor_inertia is None:
+            raise ValueError(f"FirstOrderMotor parameter `current_limit` = True limits the rotor's acceleration by its "
+                             f"spin inertia, but platform `{platform.name}` has no rotor_inertia. Fix: give the "
+                             "propeller a mass (the parts derive J_r) or rotor_inertia, or set current_limit = false.")
+
+    def torque_limit(self, platform: Platform) -> Float[Array, " n"] | None:
+        """``tau_max = (I_max - I_0) / K_v`` ``(n,)`` [N m] (``K_v`` in rad/s/V) with ``current_limit``, else ``None``."""
+        if not self.current_limit:
+            return None
+        self.check_platform(platform)
+        motor = platform.parts.motor
+        tau = (motor.max_current - motor.no_load_current) / motor.kv_si
+        return jnp.broadcast_to(tau, (platform.n_rotors,)).astype(platform.mass.dtype)
+
     def applied(self, platform: Platform, rotor_speed: Float[Array, " n"], u_cmd: Float[Array, " n"]
                 ) -> tuple[Float[Array, " n"], Float[Array, " n"], Float[Array, " n"]]:
-        w_cmd = jnp.clip(safe_sqrt(u_cmd), platform.rotor_speed_min, platform.rotor_speed_max)
-        return rotor_speed**2, rotor_speed, (w_cmd - rotor_speed) / self.time_constant
+        w_cmd = self.commanded_speed(platform, u_cmd)
+        w_dot = (w_cmd - rotor_speed) / self.time_constant
+        tau_max = self.torque_limit(platform)
+        if tau_max is not None:
+            w_dot = jnp.minimum(w_dot, (tau_max - platform.c_tau * rotor_speed**2) / platform.J_r)
+        return rotor_speed**2, rotor_speed, w_dot
 
 
 class AbstractServo(eqx.Module):

@@ -61,7 +61,8 @@ class PhysicsResult(eqx.Module):
         trajectory: the :class:`~jaxrotor.trajectory.Trajectory` (``rotor_speed`` is the engine's
             propeller hinge speed ``|qvel|``, [rad/s]; ``u`` the applied thrust inputs).
         contact_force: ``(T, 3)`` total force of the floor on the vehicle, world frame [N].
-        motor_speed: ``(T, n)`` rotor speeds of the motor model driving the propellers [rad/s].
+        motor_speed: ``(T, n)`` the motor's rotor speeds [rad/s]: the motor model's driving the propellers, or the
+            propellers' own when they are the motor (a first-order motor, spinning propellers).
         wall_time_s: wall-clock time of the loop [s] (excluding model building and compilation).
         compile_time_s: model building and compilation time [s].
         control_time_s: the part of ``wall_time_s`` spent in the compiled tick [s]

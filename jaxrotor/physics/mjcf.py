@@ -29,9 +29,10 @@ minus ``platform.com_offset``, so the body origin is the centre of mass; SI unit
 * ``prop_i``: the propeller (two crossed blade boxes, length ``D``) and the motor's bell on a
   hinge about ``z_i`` through ``p_i``, spun by a velocity servo whose reaction torque acts on the
   mount (spin-up reaction) and whose angular momentum gives the gyroscopic torque (both from the
-  engine). With a bell (``rotor_mass > 0``) or from the platform's own parts the body has an
-  explicit inertial: two thin rods plus a thin-walled cylinder, so its spin inertia is
-  ``platform.J_r = m_bell r_m^2 + m_p D^2/12`` exactly; otherwise the blade boxes'
+  engine). With a bell (``rotor_mass > 0``), from the platform's own parts, or when the platform
+  has a rotor inertia (``platform.rotor_inertia``, derived from its parts or given) the body has an
+  explicit inertial: two thin rods plus a thin-walled cylinder, its spin inertia
+  ``platform.J_r`` exactly (``m_bell r_m^2 + m_p D^2/12`` from the parts); otherwise the blade boxes'
   ``m_p (D^2 + chord^2)/12``.
 * a ``thrust_i`` site at ``p_i`` (axes of the mount) carrying one actuator with
   gear ``(0, 0, c_f,i, 0, 0, kappa_i c_tau,i)``: control ``u_i`` applies the force
@@ -104,7 +105,10 @@ class ModelOptions:
         spin: propellers are bodies on hinges spinning at the rotor speed (``False`` welds
             them to the mounts: one rigid body, no gyroscopic or spin-up effects).
         floor: add the floor plane (contacts with the landing-gear feet).
-        spin_time_constant: time constant ``I_p / k_v`` of the propeller velocity servo [s].
+        spin_time_constant: time constant ``I_p / k_v`` of the propeller velocity servo [s] when it follows a
+            motor model (an ideal motor, or welded propellers); a flight with a first-order speed motor
+            (:meth:`~jaxrotor.dynamics.AbstractMotor.speed_time_constant`) spins the propellers as that motor,
+            ``k_v = I_p / tau_m`` (:func:`jaxrotor.physics.plants.propeller_servo`).
         servo_bandwidth: natural frequency of the tilt position servos [Hz] (critically damped).
     """
 
@@ -200,7 +204,10 @@ def mjcf(platform: Platform, parts: Parts, options: ModelOptions = ModelOptions(
             ``None``: from the frame's geoms (:func:`build_model` sets it for a platform's own parts).
         rotor_inertial: give every propeller body the explicit thin-rod (and bell) inertial, its spin
             inertia ``J_r = m_bell r_m^2 + m_p D^2 / 12`` exactly (always with a bell, ``rotor_mass > 0``;
-            :func:`build_model` sets it for a platform's own parts); else the blade boxes' inertia.
+            :func:`build_model` sets it for a platform's own parts); else the blade boxes' inertia. A
+            platform with a rotor inertia (``platform.rotor_inertia``: from its parts, or given) always gets
+            the explicit inertial with spin inertia ``platform.J_r`` (its transverse inertia the thin rods' and
+            bell's, at least ``J_r / 2``).
     """
     geo = np.asarray(geometric_rotor_positions(platform), dtype=float)
     check_parts(parts, geo, platform.arms)
@@ -272,6 +279,10 @@ def mjcf(platform: Platform, parts: Parts, options: ModelOptions = ModelOptions(
                      f'pos="{_f(at(parts.payload.offset))}" mass="{_r(parts.payload.mass)}" {nocol}/>')
     stator = mot_mass - bell
     z_motor = -(mot_h / 2 + prop_t / 2)  # motor centre along z_i: its top face under the blades
+    # a platform's rotor inertia (from its parts, or given: an override) is the engine's spin inertia
+    J_r = None if platform.rotor_inertia is None else np.broadcast_to(np.asarray(platform.rotor_inertia, dtype=float),
+                                                                      (n,))
+    explicit = bell > 0 or rotor_inertial or J_r is not None
     for i in range(n):
         body_q, joints, inner_q = _mount(platform, i, a_all[i], b_all[i], gam[i])
         lines.append(f'      <body name="mount{i}" pos="{_f(pos[i])}" quat="{_f(body_q)}">')
@@ -288,12 +299,13 @@ def mjcf(platform: Platform, parts: Parts, options: ModelOptions = ModelOptions(
         if options.spin:
             lines.append(f'          <joint name="spin{i}" type="hinge" axis="0 0 1"/>')
         blade_mass = _r(prop_mass / 2)
-        if bell > 0 or rotor_inertial:  # thin rods + a thin-walled bell: spin inertia J_r = m_b r^2 + m_p D^2 / 12
+        if explicit:  # thin rods + a thin-walled bell: spin inertia J_r = m_b r^2 + m_p D^2 / 12, or the platform's
             total = prop_mass + bell
             z_c = bell * z_motor / total
-            i_zz = bell * mot_r**2 + prop_mass * prop_D**2 / 12
+            i_zz = bell * mot_r**2 + prop_mass * prop_D**2 / 12 if J_r is None else float(J_r[i])
             i_xx = (prop_mass * prop_D**2 / 24 + prop_mass * z_c**2
                     + bell * (mot_r**2 / 2 + mot_h**2 / 12) + bell * (z_motor - z_c) ** 2)
+            i_xx = max(i_xx, i_zz / 2)  # a body's inertia: i_xx + i_yy >= i_zz (a J_r above the parts' own)
             lines.append(f'          <inertial pos="0.0 0.0 {_r(z_c)}" mass="{_r(total)}" '
                          f'diaginertia="{_r(i_xx)} {_r(i_xx)} {_r(i_zz)}"/>')
             if bell > 0:
@@ -564,7 +576,8 @@ def build_model(platform: Platform, parts: Parts, options: ModelOptions = ModelO
     ``c`` of all parts (hub where the parts put it) and the hub is then moved by
     ``-m c / m_hub``. Either way the centre of mass is the body origin (checked to 1e-9 m).
     Mass and inertia are the engine's (joint-space inertia of the free joint, propellers locked). The
-    propeller servo gain is ``k_v = I_p / spin_time_constant`` and the tilt servos'
+    propeller servo gain is ``k_v = I_p / spin_time_constant`` (a flight whose motor is a first-order speed
+    controller sets its own, ``I_p / tau_m``, on the plants) and the tilt servos'
     ``k_p = I w^2``, ``k_v = 2 I w`` (``w = 2 pi servo_bandwidth``, ``I`` the engine's
     inertia about each hinge).
 

@@ -5,10 +5,19 @@ Both implement :class:`jaxrotor.plant.AbstractPlant` over the same generated mod
 their step but the engine call:
 
 * :func:`engine_controls` (pure JAX): over one control interval of ``k = h / timestep`` engine
-  steps, the flight's motor model (``flight.actuators.motor.applied``) and servo model stepped by
-  forward Euler at the engine step turn the held :class:`~jaxrotor.dynamics.RotorCommand` into
-  the engine controls of each step (thrust inputs ``u_i`` on the thrust sites, signed propeller
-  speed targets ``s_i omega_i`` on the spin hinges, per-rotor tilt targets on the tilt hinges);
+  steps it turns the held :class:`~jaxrotor.dynamics.RotorCommand` into the engine controls of
+  each step. With spinning propellers and a motor that is a first-order speed controller
+  (:meth:`~jaxrotor.dynamics.AbstractMotor.speed_time_constant` is ``tau_m``) **the propeller is
+  the motor**: its hinge's velocity servo has the gain ``k_v = I_spin / tau_m`` (the flight's,
+  :func:`propeller_servo`) and the target ``s_i clip(sqrt(u_cmd,i), omega_min, omega_max)``, the
+  engine integrates the motor with its own integrator, and the thrust inputs of each engine step
+  are the propeller's speed at the step's start squared (``u_i = qvel_i^2``, set per engine step by
+  the plants), with an optional current limit on the servo torque (``tau_max - c_tau omega_i^2``,
+  the actuator's force range per engine step). Otherwise (an ideal or user motor, welded
+  propellers) the flight's motor model (``flight.actuators.motor.applied``) is stepped by forward
+  Euler at the engine step and gives the thrust inputs ``u_i`` and the signed speed targets
+  ``s_i omega_i`` of the propeller servos (time constant ``ModelOptions.spin_time_constant``).
+  Either way the servo model, stepped by Euler, gives the per-rotor tilt targets;
 * before every engine step: the tilt servos' load feed-forward (:func:`hinge_load`) and the
   external force of :func:`jaxrotor.tick.external_force` (held disturbance plus the wind drag at
   the engine's velocity) applied at the centre of mass (:func:`com_wrench`);
@@ -16,14 +25,15 @@ their step but the engine call:
   (:class:`MuJoCoPlant`: the C engine, stepped on the host; the numerical reference for MJX).
 
 The reading (:class:`~jaxrotor.plant.PlantReading`) is the engine's free-joint state (the model's
-frame origin is the vehicle's centre of mass), the motor model's rotor speeds (what the flight
-computer knows) and the engine's hinge angles (an encoder reading); what the plant applied at
-the start of each interval records the engine's ``qacc``, the propeller hinge speeds, the floor's
-contact force and the motor model's speeds.
+frame origin is the vehicle's centre of mass), the rotor speeds (the propellers' own when they are
+the motor, else the motor model's: what the flight computer knows) and the engine's hinge angles
+(an encoder reading); what the plant applied at the start of each interval records the engine's
+``qacc``, the propeller hinge speeds, the floor's contact force and the motor's speeds.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from typing import ClassVar
 
@@ -44,7 +54,8 @@ from ..wind import Wind
 from .mjcf import ModelOptions, PhysicsModel, build_model, warn_mismatch
 from .parts import Parts, default_parts
 
-__all__ = ["MJXPlant", "MJXPlantState", "MuJoCoPlant", "com_wrench", "engine_controls", "hinge_load"]
+__all__ = ["MJXPlant", "MJXPlantState", "MuJoCoPlant", "PropellerServo", "com_wrench", "engine_controls", "hinge_load",
+           "propeller_force_range", "propeller_servo"]
 
 
 class _Static:
@@ -58,6 +69,51 @@ class _Static:
 
     def __eq__(self, other):
         return isinstance(other, _Static) and other.value is self.value
+
+
+class PropellerServo(eqx.Module):
+    """The propeller hinges as the flight's motor (:func:`propeller_servo`).
+
+    Attributes:
+        gain: ``(n,)`` velocity-servo gain ``k_v = I_spin / tau_m`` [N m s/rad].
+        torque_max: ``(n,)`` the motor's torque limit ``tau_max`` [N m], or ``None`` (not current-limited).
+        c_tau: ``(n,)`` drag coefficients [N m s^2/rad^2] (the limit on the accelerating torque is
+            ``tau_max - c_tau omega^2``).
+    """
+
+    gain: jax.Array
+    torque_max: jax.Array | None
+    c_tau: jax.Array
+
+
+def propeller_servo(pm: PhysicsModel, platform: Platform, actuators: Actuators, xp=jnp) -> PropellerServo | None:
+    """The propeller servo that is the flight's motor, or ``None`` when the propellers follow a motor model.
+
+    The propellers are the motor when they spin (``ModelOptions.spin``) and the flight's motor is a
+    first-order speed controller (:meth:`~jaxrotor.dynamics.AbstractMotor.speed_time_constant` is not
+    ``None``): the hinge's velocity servo of gain ``I_spin / tau_m`` gives ``I_spin omega_dot =
+    k_v (omega_cmd - omega)``, the motor's ``omega_dot = (omega_cmd - omega) / tau_m`` with the engine's
+    own spin inertia (``PhysicsModel.spin_inertia``, ``platform.J_r`` when the platform has one).
+    ``xp``: ``jax.numpy`` (MJX, differentiable in ``tau_m``) or ``numpy`` (the C engine's host values).
+    """
+    tau = actuators.motor.speed_time_constant() if pm.options.spin else None
+    if tau is None:
+        return None
+    dtype = platform.mass.dtype if xp is jnp else float
+    inertia = xp.asarray(pm.spin_inertia, dtype=dtype)
+    tau_max = actuators.motor.torque_limit(platform)
+    as_x = lambda x: xp.broadcast_to(xp.asarray(x, dtype=dtype), inertia.shape)
+    return PropellerServo(gain=inertia / xp.asarray(tau, dtype=dtype), torque_max=None if tau_max is None
+                          else as_x(tau_max), c_tau=as_x(platform.c_tau))
+
+
+def propeller_force_range(servo: PropellerServo, sign, speed, xp=jnp):
+    """``(lower (n,), upper (n,))`` force range [N m] of the propeller servos for one engine step: the torque
+    along the spin direction ``sign_i`` at most ``tau_max - c_tau omega_i^2`` (``speed``: ``omega_i`` at the
+    step's start), braking unlimited."""
+    lim = servo.torque_max - servo.c_tau * speed**2
+    inf = xp.full_like(lim, xp.inf)
+    return xp.where(sign > 0, -inf, -lim), xp.where(sign > 0, lim, inf)
 
 
 def engine_controls(pm: PhysicsModel, platform: Platform, actuators: Actuators, motor_speed, angles, command,
@@ -76,20 +132,30 @@ def engine_controls(pm: PhysicsModel, platform: Platform, actuators: Actuators, 
     Returns:
         ``(ctrl (k, nu), motor_speed (n,), angles, u_first (n,), speed_first (n,))``: the controls of each
         step, the motor and servo states at the interval's end (Euler at ``h``), and the applied inputs
-        and motor speeds of the first step.
+        and motor speeds of the first step. When the propellers are the motor (:func:`propeller_servo`)
+        the thrust inputs of ``ctrl`` are placeholders the plants set per engine step from the propeller
+        speeds, the spin targets are ``s_i clip(sqrt(u_cmd,i), omega_min, omega_max)``, and
+        ``motor_speed``, ``u_first``, ``speed_first`` are the given speeds (the plants read the engine's).
     """
     n = platform.n_rotors
     sign = jnp.asarray(pm.spin_sign, dtype=motor_speed.dtype)
     w = motor_speed
     rows = []
     u_first = w_first = None
+    propeller_motor = pm.options.spin and actuators.motor.speed_time_constant() is not None
+    if propeller_motor:  # the engine spins the propellers as the motor: a constant target over the interval
+        target = sign * actuators.motor.commanded_speed(platform, command.u)
     for _ in range(k):
-        u_j, w_j, w_dot = actuators.motor.applied(platform, w, command.u)
+        if propeller_motor:
+            u_j, w_j, w_dot = jnp.zeros_like(w), w, jnp.zeros_like(w)
+            parts = [u_j, target]
+        else:
+            u_j, w_j, w_dot = actuators.motor.applied(platform, w, command.u)
+            parts = [u_j]
+            if pm.options.spin:
+                parts.append(sign * w_j)
         u_first = u_j if u_first is None else u_first
         w_first = w_j if w_first is None else w_first
-        parts = [u_j]
-        if pm.options.spin:
-            parts.append(sign * w_j)
         new_angles = {}
         for key in TILT_ANGLES:
             current = angles[key]
@@ -214,6 +280,7 @@ class _PhysicsPlant(AbstractPlant):
 
     def check(self, platform, controller, flight):
         self.steps(flight)  # the control period must be a whole number of engine steps
+        flight.actuators.motor.check_platform(platform)  # e.g. a current limit without the motor's kv
 
     def steps(self, flight: Flight) -> int:
         """Engine steps per control interval."""
@@ -232,7 +299,7 @@ class MJXPlantState(eqx.Module):
 
     Attributes:
         data: the ``mjx.Data``.
-        motor_speed: ``(n,)`` the motor model's rotor speeds [rad/s].
+        motor_speed: ``(n,)`` the motor's rotor speeds [rad/s] (the propellers' own when they are the motor).
         alpha, beta: the servo models' angles [rad].
         applied: the :class:`~jaxrotor.plant.PlantOutputs` at the start of the last interval.
         platform, actuators, wind: the vehicle and the flight's actuator and wind models.
@@ -276,7 +343,8 @@ class MJXPlant(_PhysicsPlant):
         controller_knows_engine: the flight computer uses the engine's mass and inertia.
         floor: the model has a floor plane.
         integrator: the engine's integrator (``"rk4"``, ``"euler"``, ``"implicitfast"``, ...).
-        spin_time_constant: time constant of the propeller velocity servos [s].
+        spin_time_constant: time constant of the propeller velocity servos when they follow a motor model [s]
+            (a first-order motor is the propellers themselves: its own ``tau_m``, :func:`propeller_servo`).
         servo_bandwidth: natural frequency of the tilt position servos [Hz].
         mjx_model: the ``mjx.Model`` to fly (``None``: put from the generated model); pass one to
             ``vmap`` or differentiate with respect to its leaves (``body_mass``, ``actuator_gear``, ...).
@@ -333,14 +401,32 @@ class MJXPlant(_PhysicsPlant):
         offset_b = -jnp.asarray(pm.model.body_ipos[frame], ps.data.qpos.dtype)
         servo_ff = [(pm.ctrl_tilt[key], pm.tilt_qvel[key], jnp.asarray(pm.model.actuator_gainprm[pm.ctrl_tilt[key], 0]))
                     for key in pm.ctrl_tilt]
+        servo = propeller_servo(pm, platform, ps.actuators)
+        spin_dof, spin_act = jnp.asarray(pm.spin_qvel), pm.ctrl_spin
+        sign = jnp.asarray(pm.spin_sign, ps.data.qpos.dtype)
+        if servo is not None:  # the propeller hinges are the motor: the flight's servo gain
+            m = m.replace(actuator_gainprm=m.actuator_gainprm.at[spin_act, 0].set(servo.gain),
+                          actuator_biasprm=m.actuator_biasprm.at[spin_act, 2].set(-servo.gain))
+            if servo.torque_max is not None:
+                limited = np.array(m.actuator_forcelimited, dtype=bool)
+                limited[spin_act] = True
+                m = m.replace(actuator_forcelimited=limited)
 
         def engine_step(d, row):
             for sl, dof, kp in servo_ff:
                 row = row.at[sl].add(hinge_load(d.qfrc_bias, d.qfrc_actuator, d.actuator_force, sl, dof) / kp)
+            m_j = m
+            if servo is not None:  # thrust and drag from the propeller's speed at the step's start
+                speed = d.qvel[spin_dof]
+                row = row.at[pm.ctrl_u].set(speed**2)
+                if servo.torque_max is not None:  # the current limit on the servo torque, for this step
+                    lo, hi = propeller_force_range(servo, sign, jnp.abs(speed))
+                    m_j = m.replace(actuator_forcerange=m.actuator_forcerange.at[spin_act, 0].set(lo)
+                                    .at[spin_act, 1].set(hi))
             f = external_force(ps.wind, d.qvel[0:3], plant_input.air, plant_input.force)
             xfrc = jnp.zeros_like(d.xfrc_applied).at[frame].set(com_wrench(d.xmat[frame].reshape(9), offset_b, f,
                                                                            xp=jnp))
-            return mjx.step(m, d.replace(ctrl=row, xfrc_applied=xfrc))
+            return mjx.step(m_j, d.replace(ctrl=row, xfrc_applied=xfrc))
 
         d0 = ps.data
 
@@ -355,6 +441,9 @@ class MJXPlant(_PhysicsPlant):
         zeros = (jnp.zeros(6, d0.qpos.dtype), jnp.zeros(3, d0.qpos.dtype))
         (d_end, (acc, contact)), _ = jax.lax.scan(one, (d0, zeros), (ctrl, jnp.arange(ctrl.shape[0])))
         a, b = _hinge_angles(platform, pm, d0.qpos, ps.alpha, ps.beta, xp=jnp)
+        if servo is not None:  # the motor is the propeller: its speeds are the engine's
+            w_first = self._spin_speed(d0, platform.n_rotors)
+            u_first, w = w_first**2, self._spin_speed(d_end, platform.n_rotors)
         applied = PlantOutputs(accel=acc[0:3], angular_accel=acc[3:6], u=u_first,
                                rotor_speed=self._spin_speed(d0, platform.n_rotors), alpha=a, beta=b,
                                contact_force=contact, motor_speed=w_first)
@@ -421,6 +510,43 @@ def _host_angles(ps: _HostState):
                          ps.actuators[n + na:].reshape(c["b_shape"]))
 
 
+class _HostPropeller:
+    """The C engine's propellers as the motor, per engine step (:func:`propeller_servo`): views of the engine's
+    arrays and buffers made once per flight, so an engine step allocates nothing.
+
+    :meth:`step` sets the thrust inputs to the propeller speeds squared (``d.ctrl[ctrl_u] = qvel_spin^2``) and,
+    when current-limited, the servos' force range to ``tau_max - c_tau qvel^2`` along each spin direction.
+    """
+
+    __slots__ = ("qvel_all", "dof", "qvel", "speed", "u", "lim", "lower", "upper", "tau_max", "c_tau", "pos", "neg")
+
+    def __init__(self, pm, m, d, servo: PropellerServo):
+        dof = np.asarray(pm.spin_qvel, dtype=int)
+        contiguous = dof.size > 0 and np.all(np.diff(dof) == 1)
+        self.qvel = d.qvel[dof[0]:dof[-1] + 1] if contiguous else None  # a view when the hinges are adjacent
+        self.qvel_all, self.dof, self.speed = d.qvel, dof, np.zeros(dof.size)  # else gathered into a buffer
+        self.u = d.ctrl[pm.ctrl_u]  # a view of the engine's controls
+        self.tau_max = None if servo.torque_max is None else np.asarray(servo.torque_max, dtype=float)
+        self.c_tau = np.asarray(servo.c_tau, dtype=float)
+        self.lim = np.zeros(dof.size)
+        sign = np.asarray(pm.spin_sign, dtype=float)
+        self.pos, self.neg = sign > 0, sign <= 0
+        fr = m.actuator_forcerange[pm.ctrl_spin]  # a view of this flight's model
+        self.lower, self.upper = fr[:, 0], fr[:, 1]
+        if self.tau_max is not None:
+            self.lower[self.pos] = -np.inf
+            self.upper[self.neg] = np.inf
+
+    def step(self):
+        speed = self.qvel if self.qvel is not None else np.take(self.qvel_all, self.dof, out=self.speed)
+        np.square(speed, out=self.u)
+        if self.tau_max is not None:
+            np.multiply(self.c_tau, self.u, out=self.lim)
+            np.subtract(self.tau_max, self.lim, out=self.lim)
+            np.copyto(self.upper, self.lim, where=self.pos)
+            np.negative(self.lim, out=self.lower, where=self.neg)
+
+
 def _quat_to_rot(q: np.ndarray) -> np.ndarray:
     """:func:`jaxrotor.so3.quat_to_rot` in NumPy (the host plant's reading)."""
     q = q / np.linalg.norm(q)
@@ -456,6 +582,13 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
         plant = self.prepare(platform)
         pm = plant.model.value
         m = pm.model
+        servo = propeller_servo(pm, platform, flight.actuators, xp=np)
+        if servo is not None:  # the propellers are the motor: this flight's servo gains on its own copy of the model
+            m = copy.copy(m)
+            m.actuator_gainprm[pm.ctrl_spin, 0] = servo.gain
+            m.actuator_biasprm[pm.ctrl_spin, 2] = -servo.gain
+            if servo.torque_max is not None:
+                m.actuator_forcelimited[pm.ctrl_spin] = 1
         d = mujoco.MjData(m)
         s0 = jax.tree_util.tree_map(lambda a: np.asarray(a, dtype=float), flight.initial_state(platform))
         qpos = pm.initial_qpos()
@@ -480,7 +613,8 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
                        sizes=sizes, wind=wind, platform=platform, actuators=flight.actuators, a_shape=a_shape,
                        b_shape=b_shape, servo_ff=[(pm.ctrl_tilt[key], pm.tilt_qvel[key],
                                                   np.array(m.actuator_gainprm[pm.ctrl_tilt[key], 0]))
-                                                 for key in pm.ctrl_tilt])
+                                                 for key in pm.ctrl_tilt], model=m,
+                       propeller=None if servo is None else _HostPropeller(pm, m, d, servo))
         a, b = _hinge_angles(platform, pm, d.qpos, np.asarray(s0.alpha), np.asarray(s0.beta))
         applied = (d.qacc[0:3].copy(), d.qacc[3:6].copy(), s0.rotor_speed**2, _host_spin_speed(pm, d, n), a, b,
                    contact_force(m, d), s0.rotor_speed)
@@ -518,7 +652,7 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
     def advance(self, plant_state: _HostState, drive, dt) -> _HostState:
         ps, c = plant_state, plant_state.context
         pm, d = c["pm"], plant_state.data
-        m = pm.model
+        m, prop = c["model"], c["propeller"]
         k, nu, (n, na, nb) = c["k"], c["nu"], c["sizes"]
         ctrl = drive[:k * nu].reshape(k, nu)
         rest = drive[k * nu:]
@@ -532,6 +666,8 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
             d.xfrc_applied[frame] = com_wrench(d.xmat[frame], offset_b, force)
         for j, row in enumerate(ctrl if dt > 0 else ctrl[:1]):
             d.ctrl[:] = row
+            if prop is not None:  # the propellers are the motor: u_i = qvel_i^2 at the step's start
+                prop.step()
             for sl, dof, kp in c["servo_ff"]:
                 d.ctrl[sl] = row[sl] + hinge_load(d.qfrc_bias, d.qfrc_actuator, d.actuator_force, sl, dof) / kp
             if wind is not None:  # the drag follows the engine's velocity at every step
@@ -543,9 +679,14 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
                 mujoco.mj_forward(m, d)
             if j == 0:
                 record = (d.qacc[0:6].copy(), contact_force(m, d))
+        act = rest[:n + na + nb] if dt > 0 else ps.actuators
+        if prop is not None:  # the motor's speeds are the propellers'
+            u_first, w_first = speed_now**2, speed_now
+            act = act.copy()
+            act[:n] = _host_spin_speed(pm, d, n)
         applied = (record[0][0:3], record[0][3:6], u_first, speed_now, a_now, b_now, record[1], w_first)
         ok = d.warning[mujoco.mjtWarning.mjWARN_BADQACC].number == 0
-        return _HostState(d, rest[:n + na + nb] if dt > 0 else ps.actuators, applied, ok, c)
+        return _HostState(d, act, applied, ok, c)
 
 
 
