@@ -70,6 +70,9 @@ PROBLEM_TABLES = ("randomize", "robust")
 def flight_tables(top: Table, flight):
     """``flight`` with the ``[control]``, ``[sensors]`` and ``[wind]`` tables of ``top`` applied (if present).
 
+    A ``[control] rate`` without a step in ``[solver]`` (no ``adaptive``, no ``dt``) flies the
+    plant with the fixed step ``dt = 1 / rate`` (one plant step per control period).
+
     Raises:
         ConfigError: naming the file, the key, the value and the fix.
     """
@@ -89,6 +92,11 @@ def flight_tables(top: Table, flight):
                         "Fix: add [control] with rate = 500.0 (Hz) and a fixed-step [solver] dt dividing 1 / rate.")
     flight = dataclasses.replace(flight, control_rate=rate, sensors=sensors, wind=wind,
                                  key=jax.random.PRNGKey(seed))
+    solver = top.data.get("solver", {})
+    if flight.integrator.adaptive and isinstance(solver, dict) and "adaptive" not in solver and "dt" not in solver:
+        # no step given: the discrete-rate loop steps the plant once per control period (fixed step 1 / rate)
+        flight = dataclasses.replace(flight, integrator=dataclasses.replace(flight.integrator, adaptive=False,
+                                                                            dt=1.0 / rate))
     if flight.integrator.adaptive:
         raise c.fail("rate", rate, "the discrete-rate loop steps the [solver] a whole number of fixed steps per "
                      "control period, but `solver.adaptive` = true", "set adaptive = false and dt = 1 / rate / n "

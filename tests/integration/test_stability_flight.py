@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import equinox as eqx
 import jax
@@ -71,27 +72,13 @@ def test_yaw_error_grows_at_the_predicted_rate():
     assert np.max(yaw[1][t >= 1.0]) < YAW0 and yaw[1][-1] < yaw[1][0]
 
 
-FLIGHT_TOML = """
-name = "hex_rotor_inertia"
-[platform]
-preset = "paper_hexarotor_physics"
-rotor_inertia = 1.095e-4
-[actuators.motor]
-kind = "first_order"
-time_constant = 0.03
-[reference]
-kind = "hover"
-position = [0.0, 0.0, 1.0]
-duration = 1.0
-[solver]
-adaptive = false
-dt = 0.002
-"""
+CONTRACT = Path(__file__).resolve().parents[2] / "configs" / "paper_jr_30ms.toml"
 
 
 def test_cli_reports_stability_and_strict_stops_before_flying(tmp_path):
+    """The contract config ``configs/paper_jr_30ms.toml`` (preset + rotor_inertia, 30 ms motors, 1 kHz) as written."""
     cfg = tmp_path / "hex.toml"
-    cfg.write_text(FLIGHT_TOML)
+    cfg.write_text(CONTRACT.read_text())
     res = CliRunner().invoke(main, ["analyze", str(cfg), "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
@@ -110,7 +97,7 @@ def test_cli_reports_stability_and_strict_stops_before_flying(tmp_path):
         assert not out_dir.exists()  # nothing flown, nothing written
     # without rotor inertia the same loop is stable
     stable = tmp_path / "stable.toml"
-    stable.write_text(FLIGHT_TOML.replace("rotor_inertia = 1.095e-4\n", ""))
+    stable.write_text(CONTRACT.read_text().replace("rotor_inertia = 1.095e-4\n", ""))
     res = CliRunner().invoke(main, ["analyze", str(stable), "--json"])
     assert res.exit_code == 0 and json.loads(res.stdout)["stability"]["stable"] is True
 
