@@ -28,6 +28,7 @@ SUMMARY = {  # script -> the JSON summary it writes into --out
     "preset_table.py": "preset_table.json",
     "tilt_geometry.py": "tilt_geometry.json",
     "tune_gains.py": "tune_gains.json",
+    "yaw_root_locus.py": "yaw_root_locus.json",
 }
 
 
@@ -166,6 +167,17 @@ def check_parts_arm_length(s):
     assert on["objective"] < off_built["objective"]
 
 
+def check_yaw_root_locus(s):
+    assert s["quick"] is True and len(s["tau_m_s"]) == 9
+    with_jr, without = s["cases"]["J_r = 1.095e-4"], s["cases"]["no rotor inertia"]
+    for r in (with_jr, without):
+        assert _all_finite(r["growth_per_s"]) and _all_finite(r["frequency_hz"]), r
+    # rotor inertia destabilises: the yaw mode grows faster at every time constant above the fastest motor
+    assert all(a > b for a, b in zip(with_jr["growth_per_s"][1:], without["growth_per_s"][1:]))
+    assert with_jr["growth_30ms"] == pytest.approx(6.06, rel=0.1) and 4.0 < with_jr["frequency_30ms_hz"] < 5.0
+    assert 0.0 < with_jr["threshold_tau_m_s"] < without["threshold_tau_m_s"]
+
+
 def check_preset_table(s):
     assert s["out_of_date"] == [] and s["tables"] == ["presets", "sign-patterns", "test-designs"]
     assert all(n > 0 for n in s["rows"].values())
@@ -179,6 +191,7 @@ SPECIFIC = {
     "preset_table.py": check_preset_table,
     "tilt_geometry.py": check_tilt_geometry,
     "tune_gains.py": check_tune_gains,
+    "yaw_root_locus.py": check_yaw_root_locus,
 }
 
 
