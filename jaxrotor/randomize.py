@@ -6,6 +6,8 @@ One member is drawn from one ``jax.random`` key ``k`` (:meth:`Randomization.samp
     J'      = D J D,  D = diag(sqrt(1 + r_J u_{1..3}))             inertia [kg m^2] (stays symmetric positive definite)
     c_f,i'  = c_f,i (1 + r_f u_i),  c_tau,i' = c_tau,i (1 + r_tau u'_i)    per rotor
     tau_m'  = tau_m (1 + r_tau_m u)                                motor time constant [s] (a motor that has one)
+    J_r,i'  = J_r,i (1 + r_Jr u_J)                                 rotor spin inertia [kg m^2] (a platform with one;
+                                                                   one draw for every rotor, from fold_in(k, 1))
     w_mean' = s (cos psi, sin psi, 0),  s ~ U[s_lo, s_hi],  psi ~ U[0, 2 pi)     mean wind [m/s]
     key'    = a fresh key for the member's sensor noise and gusts
 
@@ -38,7 +40,7 @@ __all__ = ["HELDOUT", "TRAIN", "Randomization", "fly_batch", "member_keys"]
 #: Stream indices of :func:`member_keys`.
 TRAIN, HELDOUT = 0, 1
 
-_RELATIVE = ("mass", "inertia", "c_f", "c_tau", "motor_time_constant")
+_RELATIVE = ("mass", "inertia", "c_f", "c_tau", "motor_time_constant", "rotor_inertia")
 
 
 def _relative(what: str) -> Option:
@@ -50,6 +52,7 @@ def _relative(what: str) -> Option:
 @register("randomization", "uniform", options={
     "mass": _relative("mass"), "inertia": _relative("inertia"), "c_f": _relative("thrust coefficient"),
     "c_tau": _relative("drag-torque coefficient"), "motor_time_constant": _relative("motor time constant"),
+    "rotor_inertia": _relative("rotor spin inertia"),
     "wind_speed": Option(tuple, length=2, scalar=False, ge=0, unit="m/s", doc="range [low, high] of the mean wind "
                          "speed, random horizontal direction", why="expected a finite range [low, high] with "
                          "0 <= low <= high", fix="give e.g. [0.0, 3.0] (m/s)")})
@@ -62,6 +65,7 @@ class Randomization(eqx.Module):
         c_f: ``r_f``, per rotor, in ``[0, 1)``.
         c_tau: ``r_tau``, per rotor, in ``[0, 1)``.
         motor_time_constant: ``r_tau_m``, in ``[0, 1)`` (ignored for a motor without a time constant).
+        rotor_inertia: ``r_Jr``, in ``[0, 1)`` (ignored for a platform without rotor inertia).
         wind_speed: ``(s_lo, s_hi)`` range of the mean wind speed [m/s] in a uniformly random
             horizontal direction, or ``None`` to keep the flight's wind mean.
     """
@@ -71,6 +75,7 @@ class Randomization(eqx.Module):
     c_f: float = eqx.field(static=True, default=0.0)
     c_tau: float = eqx.field(static=True, default=0.0)
     motor_time_constant: float = eqx.field(static=True, default=0.0)
+    rotor_inertia: float = eqx.field(static=True, default=0.0)
     wind_speed: tuple[float, float] | None = eqx.field(static=True, default=None)
 
     def __check_init__(self):
@@ -103,6 +108,10 @@ class Randomization(eqx.Module):
             lambda p: (p.mass, p.inertia, p.c_f, p.c_tau), platform,
             (platform.mass * (1.0 + self.mass * u[0]), d[:, None] * platform.inertia * d[None, :],
              platform.c_f * (1.0 + self.c_f * u[4:4 + n]), platform.c_tau * (1.0 + self.c_tau * u[4 + n:4 + 2 * n])))
+        if self.rotor_inertia and platform.rotor_inertia is not None:  # its own stream: other draws unchanged
+            u_j = 2.0 * jax.random.uniform(jax.random.fold_in(key, 1), (), dtype=dtype) - 1.0
+            platform = eqx.tree_at(lambda p: p.rotor_inertia, platform,
+                                   platform.rotor_inertia * (1.0 + self.rotor_inertia * u_j))
         motor = flight.actuators.motor
         if self.motor_time_constant:  # a motor without lag has none to scale
             flight = eqx.tree_at(lambda f: f.actuators.motor, flight,

@@ -86,3 +86,21 @@ def test_ideal_motor_with_rotor_inertia_is_refused():
     with pytest.raises(ValueError, match=r"`rotor_inertia` = 0.0001095 kg m\^2 .* needs a motor with a speed state, "
                                          r"but the motor is IdealMotor.*Fix: fly a first-order motor"):
         jr.fly(p, jr.FullyActuatedSE3(), flight)
+
+
+def test_randomized_rotor_inertia():
+    """The robust batch draws J_r (one factor for every rotor, in [1 - r, 1 + r]) without changing the other draws."""
+    from jaxrotor.randomize import Randomization, member_keys
+
+    p = dataclasses.replace(jr.presets.paper_hexarotor(), rotor_inertia=jnp.full(6, JR))
+    flight = jr.Flight(reference=jr.reference.Hover(position=(0.0, 0.0, 1.0), duration=0.1),
+                       actuators=Actuators(motor=FirstOrderMotor(0.03)))
+    keys = member_keys(0, 64)
+    with_jr, f1 = Randomization(mass=0.1, motor_time_constant=0.2, rotor_inertia=0.5).batch(keys, p, flight)
+    without, f0 = Randomization(mass=0.1, motor_time_constant=0.2).batch(keys, p, flight)
+    ratio = np.asarray(with_jr.rotor_inertia) / JR
+    assert np.all(np.abs(ratio - 1) <= 0.5) and ratio.std() > 0.1
+    np.testing.assert_allclose(ratio, ratio[:, :1] * np.ones((1, 6)))  # one factor per member
+    np.testing.assert_array_equal(np.asarray(with_jr.mass), np.asarray(without.mass))
+    np.testing.assert_array_equal(np.asarray(f1.actuators.motor.time_constant), np.asarray(f0.actuators.motor.time_constant))
+    assert float(np.std(np.asarray(f1.actuators.motor.time_constant))) > 0
