@@ -39,7 +39,12 @@ def test_every_flight_config_loads(path):
     assert conf.name == path.stem
     assert conf.platform.n_rotors >= 4
     assert isinstance(conf.flight, jr.Flight) and conf.flight.save_dt == 0.01 and conf.flight.t1 is None
-    assert conf.flight.integrator.rtol == 1e-9 and conf.flight.integrator.atol == 1e-11
+    if conf.flight.control_rate is None:  # continuous-time loop: the tight adaptive solve of the shipped configs
+        assert conf.flight.integrator.rtol == 1e-9 and conf.flight.integrator.atol == 1e-11
+    else:  # discrete-rate loop: a fixed step, a whole number per control period
+        integ = conf.flight.integrator
+        assert not integ.adaptive and (1.0 / conf.flight.control_rate / integ.dt) == pytest.approx(
+            round(1.0 / conf.flight.control_rate / integ.dt), abs=1e-9)
 
 
 def test_builtin_use_case_equals_config_files():
