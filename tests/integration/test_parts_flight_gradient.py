@@ -8,6 +8,7 @@ import diffrax
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import jaxrotor as jr
 from jaxrotor.io.platform_table import load_platform
@@ -16,7 +17,17 @@ from jaxrotor.metrics import position_error, rms_norm
 from partsref import CONTRACT, NAMES, THETA0, central, vehicle  # noqa: E402
 
 
-def test_flight_loss_gradient():
+@pytest.fixture
+def no_persistent_cache():
+    """Compile this test's programs without writing them to the persistent cache: one run of the suite aborted
+    inside JAX's cache write of this gradient program (a worker crash, not a test failure)."""
+    before = jax.config.jax_enable_compilation_cache
+    jax.config.update("jax_enable_compilation_cache", False)
+    yield
+    jax.config.update("jax_enable_compilation_cache", before)
+
+
+def test_flight_loss_gradient(no_persistent_cache):
     """RMSE of the position error of a 1 s closed-loop transfer (fixed-step Tsit5, continuous-time controller,
     first-order motors, rotor inertia from the parts)."""
     parts = load_platform(CONTRACT).parts
