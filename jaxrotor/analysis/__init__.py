@@ -15,6 +15,8 @@ order data flows through it:
 * :mod:`.exact`: exact reports by linear programs (SciPy HiGHS): ranks,
   decoupling, static hoverability, rotor loss, hover input, thrust-to-weight,
   lateral force, torque at hover, mixer diagnostics.
+* :mod:`.envelope`: the hover envelope by linear programs: hover at a given attitude
+  (:func:`hover_at_attitude`), the largest hover tilt per lean direction.
 * :mod:`.polytopes`: exact force and moment polytopes (zero-moment force set,
   hover section, the part above hover, force zonotope, moments at hover) with
   their volumes, and the differentiable volumes and area of the zero-moment set.
@@ -46,6 +48,8 @@ from .exact import torque_rows_balanced as torque_rows_balanced
 from .exact import unreachable_axes as unreachable_axes
 from .exact import yaw_authority as yaw_authority
 from .exact import zero_moment_force_set as zero_moment_force_set
+from .envelope import HoverCheck as HoverCheck
+from .envelope import hover_at_attitude as hover_at_attitude
 from .measures import angular_authority as angular_authority
 from .measures import condition_number as condition_number
 from .measures import hover_power as hover_power
@@ -91,6 +95,8 @@ __all__ = [
     "lateral_force_capability",
     "lateral_force_set",
     "zero_moment_force_set",
+    "HoverCheck",
+    "hover_at_attitude",
     "max_torques_at_hover",
     "unreachable_axes",
     "yaw_authority",
