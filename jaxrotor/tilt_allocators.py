@@ -22,10 +22,11 @@ from .allocation import allocation_matrix, characteristic_length, rotor_position
 from .allocators import AbstractAllocator, Allocation, AllocationData, allocation_record
 from .design.platform import AngleArray, Platform, is_concrete, per_rotor_angles
 from .metrics import reference_power
-from .numerics import safe_norm
+from .numerics import safe_norm, safe_sqrt
 from .registry import Option, register
 
-__all__ = ["CantLookupTable", "CantSelection", "ExtendedSolution", "ExtendedVariable", "extended_matrix", "speeds_at"]
+__all__ = ["CantLookupTable", "CantSelection", "ExtendedSolution", "ExtendedVariable", "extended_matrix", "speeds_at",
+           "yaw_authority"]
 
 _LIMIT_DEFAULT = (-math.inf, math.inf)
 _CANT_LIMITS = (math.radians(5.0), math.radians(40.0))  # rad, the default servo range of a shared cant
@@ -361,6 +362,20 @@ class ExtendedVariable(AbstractAllocator):
 # --------------------------------------------------------------------------- shared cant
 
 
+def yaw_authority(platform: Platform, alpha0) -> Float[Array, ""]:
+    """Yaw authority of the shared cant ``alpha0`` [rad] relative to drag alone (dimensionless, >= 0).
+
+    ``a(alpha_0) = |G(alpha_0)_{6,:}|_2 / |c_tau|_2``: the norm of the yaw row of the allocation matrix
+    (eq. 10; yaw moment per unit input ``u_i``) over that of a flat platform whose yaw comes from the
+    drag torques ``kappa_i c_tau,i`` alone. On the alternating cant ``alpha_i = (-1)^i alpha_0`` the canted
+    thrust's yaw moment ``c_f (p_i x z_i)_z`` and the drag's ``kappa_i c_tau z_i,z`` have opposite signs; they
+    cancel at the singular cant (4.55 deg for the Table II rotors, ``tan alpha_s ~ c_tau / (c_f l cos beta)``),
+    where ``a = 0`` and a yaw command needs unbounded inputs. ``a = 1`` is the flat platform's authority.
+    """
+    G = allocation_matrix(platform, alpha0)
+    return safe_sqrt(jnp.sum(G[5] ** 2)) / jnp.sqrt(jnp.sum(platform.c_tau**2))
+
+
 def _cant_terms(platform: Platform, alpha0, force, alpha_cur, margin: float, damping: float):
     """``(power ratio, smoothness [rad^2], bound violation, residual, u)`` of the cost of :mod:`jaxrotor.tilting` at ``alpha0``.
 
@@ -388,7 +403,9 @@ def _cant_terms(platform: Platform, alpha0, force, alpha_cur, margin: float, dam
 @register("allocator", "cant_selection", options={
     "limits": Option(tuple, length=2, scalar=False, unit="rad", doc="servo limits of alpha_0", fix=_LIMITS_FIX),
     "smoothness": Option(float, gt=0, unit="1/rad^2", doc="weight k_s of the cant change", fix="a weight, e.g. 0.05"),
-    "margin": _MARGIN, "candidates": Option(int, ge=2, doc="size of the candidate grid")})
+    "margin": _MARGIN, "candidates": Option(int, ge=2, doc="size of the candidate grid"),
+    "yaw_authority": Option(float, ge=0, doc="yaw authority the chosen cant keeps, relative to drag alone",
+                            fix="a fraction, e.g. 0.5 (0 turns the term off)")})
 class CantSelection(AbstractAllocator):
     """Online choice of a shared cant ``alpha_0`` (:mod:`jaxrotor.tilting`), then speeds at the applied ``alpha_0``.
 
@@ -396,7 +413,11 @@ class CantSelection(AbstractAllocator):
         limits: servo limits ``(lower, upper)`` of ``alpha_0`` [rad].
         smoothness: ``k_s``, weight of ``(alpha_0 - alpha_0,cur)^2`` [1/rad^2] against the power ratio.
         margin: fraction of the input range kept free at both bounds.
-        feasibility: ``k_f``, weight of the bound-violation and residual terms.
+        yaw_authority: ``a_min``, the yaw authority :func:`yaw_authority` the chosen cant keeps
+            (relative to a flat platform's drag-only yaw authority): the cost gains
+            ``k_f relu(a_min - a(alpha_0))^2``, which keeps the cant away from the singular cant where
+            canted thrust and drag cancel in yaw (0.5: 6.8 deg and above for the Table II rotors).
+        feasibility: ``k_f``, weight of the bound-violation, residual and yaw-authority terms.
         candidates: size of the candidate grid over ``limits`` (static).
         temperature: soft-min temperature on ``J`` (dimensionless).
         newton_steps: guarded Newton refinements of the soft-min (static).
@@ -406,6 +427,7 @@ class CantSelection(AbstractAllocator):
     limits: tuple[float, float] = eqx.field(static=True, default=_CANT_LIMITS)
     smoothness: float = eqx.field(static=True, default=0.05)
     margin: float = eqx.field(static=True, default=0.05)
+    yaw_authority: float = eqx.field(static=True, default=0.5)
     feasibility: float = eqx.field(static=True, default=1e3)
     candidates: int = eqx.field(static=True, default=41)
     temperature: float = eqx.field(static=True, default=1e-3)
@@ -420,6 +442,9 @@ class CantSelection(AbstractAllocator):
         if not 0 <= self.margin < 0.5:
             raise ValueError(f"CantSelection parameter `margin` = {self.margin!r} is invalid: need 0 <= margin < 0.5. "
                              "Fix: pass e.g. 0.05.")
+        if not (math.isfinite(self.yaw_authority) and self.yaw_authority >= 0):
+            raise ValueError(f"CantSelection parameter `yaw_authority` = {self.yaw_authority!r} is invalid: need a "
+                             "finite fraction >= 0. Fix: pass e.g. 0.5 (0 turns the term off).")
         if self.candidates < 2:
             raise ValueError(f"CantSelection parameter `candidates` = {self.candidates!r} is invalid. Fix: pass >= 2, "
                              "e.g. 41.")
@@ -461,9 +486,11 @@ class CantSelection(AbstractAllocator):
 
     def cost(self, platform: Platform, alpha0: Float[Array, ""], force: Float[Array, "3"], alpha_cur: Float[Array, ""]
              ) -> Float[Array, ""]:
-        """``J(alpha_0)`` of :mod:`jaxrotor.tilting` for the requested body force ``force`` ``(3,)`` [N]."""
+        """``J(alpha_0)`` of :mod:`jaxrotor.tilting` for the requested body force ``force`` ``(3,)`` [N], plus the
+        yaw-authority term ``k_f relu(a_min - a(alpha_0))^2`` (:func:`yaw_authority`)."""
         power, smooth, viol, resid, _ = _cant_terms(platform, alpha0, force, alpha_cur, self.margin, self.damping)
-        return power + self.smoothness * smooth + self.feasibility * (viol + resid)
+        yaw = jnp.maximum(self.yaw_authority - yaw_authority(platform, alpha0), 0.0) ** 2 if self.yaw_authority else 0.0
+        return power + self.smoothness * smooth + self.feasibility * (viol + resid + yaw)
 
     def select(self, platform: Platform, force: Float[Array, "3"], alpha_cur: Float[Array, ""]) -> Float[Array, ""]:
         """The chosen ``alpha_0`` [rad]: soft-min of ``J`` over :meth:`grid`, then ``newton_steps`` guarded Newton steps."""

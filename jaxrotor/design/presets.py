@@ -45,7 +45,7 @@ from .layouts import hex_s550, octo_x8, racing_250
 from .platform import Platform, star_platform
 
 __all__ = ["paper_hexarotor", "cs_4r", "cs_a0_ted_6r", "cs_ai_ting_6r", "cs_ai_ting_4r", "cs_a0_ting_6r", "get",
-           "names", "describe", "PRESETS", "register", "TILT_SERVOS"]
+           "names", "describe", "PRESETS", "register", "TILT_SERVOS", "PAPER_ROTOR_INERTIA"]
 
 #: Table II values.
 TABLE_II = {
@@ -62,6 +62,12 @@ TABLE_II = {
 
 #: Rotor speed limit used for the Table II rotors (not in the paper; see module docstring).
 ROTOR_SPEED_MAX = 700.0  # rad/s
+
+#: Spin inertia of one Table II propeller with its motor bell [kg m^2], the value the physics layer's
+#: spinning propellers carry for the paper hexarotor (the parts-built
+#: :func:`jaxrotor.design.vehicles.paper_hexarotor_from_parts` derives 1.089e-4 from its parts).
+#: ``configs/paper_realistic.toml`` and ``configs/paper_jr_30ms.toml`` give it as ``rotor_inertia``.
+PAPER_ROTOR_INERTIA = 1.095e-4  # kg m^2
 
 
 def paper_hexarotor(inertia: str = "analytic", rotor_speed_max: float = ROTOR_SPEED_MAX) -> Platform:

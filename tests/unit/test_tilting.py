@@ -18,6 +18,7 @@ from jaxrotor.tilting import (
     ExtendedVariable,
     extended_matrix,
 )
+from jaxrotor.tilt_allocators import yaw_authority
 
 BASE = {"mass": 3.5, "c_f": 3.799e-5, "c_tau": 1.163e-6, "inertia": (0.155, 0.147, 0.251), "rotor_speed_max": 700.0}
 
@@ -172,3 +173,40 @@ def test_bad_tilting_input_is_refused_before_compiling(voliro):
         jr.fly(voliro, ctrl, _flight(CantSelection()))
     with pytest.raises(ValueError, match="lower < upper"):
         ExtendedVariable(alpha_limits=(1.0, -1.0))
+
+
+def test_yaw_authority_vanishes_at_the_singular_cant_and_the_selection_keeps_its_margin():
+    """On ``cs_a0_ting_6r`` (beta = 0, alpha_i = s_i alpha_0, kappa_i = s_i) rotor i's yaw entry is
+    ``c_f (p_i x z_i)_z + kappa_i c_tau z_i,z = s_i (c_tau cos alpha_0 - c_f l sin alpha_0)`` (``p_i = l R_z(g_i) x``,
+    ``z_i = R_z(g_i) R_x(s_i alpha_0) z``), here built with NumPy rotations; the authority is the row norm over
+    ``|c_tau|`` and vanishes at ``tan alpha_s = c_tau / (c_f l)``."""
+    from tests.npref import np_rx, np_rz
+
+    p = presets.get("cs_a0_ting_6r")
+    c_f, c_tau, l = float(p.c_f[0]), float(p.c_tau[0]), float(p.arm_length)
+
+    def by_hand(a0):
+        row = []
+        for g, s, k in zip(np.asarray(p.gamma), np.asarray(p.alpha_sign), np.asarray(p.kappa)):
+            z = np_rz(g) @ np_rx(s * a0) @ np.array([0.0, 0.0, 1.0])
+            pos = l * np_rz(g) @ np.array([1.0, 0.0, 0.0])
+            row.append(c_f * np.cross(pos, z)[2] + k * c_tau * z[2])
+        return np.linalg.norm(row) / (math.sqrt(6) * c_tau)
+
+    for deg in (0.0, 3.0, 4.55, 6.0, 25.0, 40.0):
+        a0 = math.radians(deg)
+        assert float(yaw_authority(p, jnp.asarray(a0))) == pytest.approx(by_hand(a0), rel=1e-12, abs=1e-14)
+    assert float(yaw_authority(p, jnp.asarray(0.0))) == pytest.approx(1.0, rel=1e-12)
+    singular = math.atan(c_tau / (c_f * l))  # the yaw entries c_f l sin(a) - c_tau cos(a) vanish
+    assert float(yaw_authority(p, jnp.asarray(singular))) < 1e-12
+    # at hover the power term alone picks the lower limit (5 deg, 0.45 deg from the singular cant, a = 0.10);
+    # the yaw-authority term keeps a >= 0.5 (within the soft penalty's tolerance)
+    W = float(p.weight)
+    hover = jnp.asarray([0.0, 0.0, W])
+    plain = float(CantSelection(yaw_authority=0.0).select(p, hover, jnp.asarray(0.4)))
+    kept = float(CantSelection().select(p, hover, jnp.asarray(0.4)))
+    assert plain == pytest.approx(math.radians(5.0), abs=1e-6)
+    assert float(yaw_authority(p, jnp.asarray(plain))) < 0.11
+    assert 0.49 <= float(yaw_authority(p, jnp.asarray(kept))) <= 0.6
+    with pytest.raises(ValueError, match="yaw_authority"):
+        CantSelection(yaw_authority=-0.1)
