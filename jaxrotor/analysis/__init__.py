@@ -49,7 +49,10 @@ from .exact import unreachable_axes as unreachable_axes
 from .exact import yaw_authority as yaw_authority
 from .exact import zero_moment_force_set as zero_moment_force_set
 from .envelope import HoverCheck as HoverCheck
+from .envelope import HoverEnvelope as HoverEnvelope
 from .envelope import hover_at_attitude as hover_at_attitude
+from .envelope import hover_envelope as hover_envelope
+from .envelope import lean_to_roll_pitch as lean_to_roll_pitch
 from .measures import angular_authority as angular_authority
 from .measures import condition_number as condition_number
 from .measures import hover_power as hover_power
@@ -97,6 +100,9 @@ __all__ = [
     "zero_moment_force_set",
     "HoverCheck",
     "hover_at_attitude",
+    "HoverEnvelope",
+    "hover_envelope",
+    "lean_to_roll_pitch",
     "max_torques_at_hover",
     "unreachable_axes",
     "yaw_authority",

@@ -23,16 +23,18 @@ hexarotor's numbers.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._util import to_jsonable
 from ..design.platform import Platform
 from ._system import System, system
 from .exact import _linprog
 
-__all__ = ["HoverCheck", "hover_at_attitude"]
+__all__ = ["HoverCheck", "HoverEnvelope", "hover_at_attitude", "hover_envelope", "lean_to_roll_pitch"]
 
 #: A margin above ``-FEASIBILITY_TOL`` counts as feasible (the LP's own tolerance is ~1e-9).
 FEASIBILITY_TOL = 1e-9
@@ -142,3 +144,218 @@ def hover_at_attitude(platform: Platform, roll: float, pitch: float, yaw: float 
     _angle(yaw, "yaw")
     return _check(system(platform, alpha, beta), _up_in_body(roll, pitch))
 
+
+
+# --------------------------------------------------------------------------- the envelope
+
+
+@dataclasses.dataclass(frozen=True)
+class HoverEnvelope:
+    """The hover envelope of a fixed-tilt platform (:func:`hover_envelope`).
+
+    A *lean* ``(theta, psi)`` is the attitude reached from level by turning the body by
+    ``theta`` about the horizontal axis ``(-sin psi, cos psi, 0)``: the body ``z`` axis
+    then leans by ``theta`` toward the body direction ``(cos psi, sin psi, 0)`` (FLU), and
+    the world's up direction seen in the body is
+    ``n = R^T e_3 = (-sin theta cos psi, -sin theta sin psi, cos theta)``. Heading
+    ``psi = 0`` is nose down (``pitch = +theta``), ``90 deg`` left side down
+    (``roll = -theta``), ``180 deg`` nose up (``pitch = -theta``), ``270 deg`` right side
+    down (``roll = +theta``), for ``R = R_y(pitch) R_x(roll)``. Yaw never matters.
+
+    Attributes:
+        headings: ``(K,)`` lean headings ``psi_k = 2 pi k / K`` [rad].
+        max_tilt: ``(K,)`` ``theta_max(psi_k)`` [rad]: hover (:func:`hover_at_attitude`) holds
+            at every lean ``(theta, psi_k)`` with ``0 <= theta <= theta_max`` and fails just
+            beyond; ``pi`` if it holds all the way round, NaN when level hover itself fails.
+        min_max_tilt: ``min_k theta_max(psi_k)`` [rad]: the tilt held in every direction.
+        max_max_tilt: ``max_k theta_max(psi_k)`` [rad].
+        axis_tilts: ``theta_max`` along the body axes [rad]: ``"pitch_down"`` (``psi = 0``),
+            ``"roll_left"`` (90 deg), ``"pitch_up"`` (180 deg), ``"roll_right"`` (270 deg).
+        lateral_force_max: the largest lateral force at level hover, best direction [N]:
+            ``max_k rho(d_k)`` of :func:`jaxrotor.analysis.lateral_force_profile` (NaN if
+            level hover fails).
+        lateral_force_min: the lateral force available in every direction at level hover [N]
+            (:func:`jaxrotor.analysis.lateral_force_capability`).
+        level_hoverable: level hover holds within the input bounds.
+        level_margin: :class:`HoverCheck` ``margin`` at level attitude.
+        method: ``"facets"`` (exact arc-facet intersection with the zero-moment force
+            polytope), ``"subspace"`` (every lean leaves the zero-moment force space:
+            ``theta_max = 0``), ``"lp"`` (bisection with :func:`hover_at_attitude`), or
+            ``"none"`` (no level hover).
+    """
+
+    headings: np.ndarray
+    max_tilt: np.ndarray
+    min_max_tilt: float
+    max_max_tilt: float
+    axis_tilts: dict[str, float]
+    lateral_force_max: float
+    lateral_force_min: float
+    level_hoverable: bool
+    level_margin: float
+    method: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``jaxrotor analyze --json`` ``hover_envelope`` block: angles in degrees, forces in N."""
+        deg = np.degrees
+        return to_jsonable({
+            "headings_deg": deg(self.headings).tolist(),
+            "max_tilt_deg": deg(self.max_tilt).tolist(),
+            "min_max_tilt_deg": float(deg(self.min_max_tilt)),
+            "max_max_tilt_deg": float(deg(self.max_max_tilt)),
+            "axis_tilt_deg": {k: float(deg(v)) for k, v in self.axis_tilts.items()},
+            "lateral_force_max": self.lateral_force_max,
+            "lateral_force_min": self.lateral_force_min,
+            "level_hoverable": self.level_hoverable,
+            "level_margin": self.level_margin,
+            "method": self.method,
+        })
+
+
+_AXES = {"pitch_down": 0.0, "roll_left": 0.5 * math.pi, "pitch_up": math.pi, "roll_right": 1.5 * math.pi}
+_SUBSPACE_TOL = 1e-9
+_LP_STEP = math.radians(2.0)
+_LP_TOL = 1e-10
+
+
+def lean_to_roll_pitch(theta: float, psi: float) -> tuple[float, float]:
+    """``(roll, pitch)`` [rad] of the lean ``(theta, psi)`` (:class:`HoverEnvelope`), ``R = R_y(pitch) R_x(roll)``.
+
+    Matches ``R^T e_3``: ``sin(pitch) = sin(theta) cos(psi)``,
+    ``tan(roll) = -sin(theta) sin(psi) / cos(theta)``; the pure axes map to
+    ``pitch = +-theta`` (``psi = 0, 180 deg``) and ``roll = -+theta`` (``psi = 90, 270 deg``).
+    """
+    pitch = math.asin(max(-1.0, min(1.0, math.sin(theta) * math.cos(psi))))
+    roll = math.atan2(-math.sin(theta) * math.sin(psi), math.cos(theta))
+    return roll, pitch
+
+
+def _lean_up(theta: float, psi: float) -> np.ndarray:
+    return np.array([-math.sin(theta) * math.cos(psi), -math.sin(theta) * math.sin(psi), math.cos(theta)])
+
+
+def _exit_by_facets(normals: np.ndarray, offsets: np.ndarray, psi: float) -> float:
+    """First ``theta`` in ``[0, pi]`` where ``n(theta, psi)`` leaves ``{a_k . n <= d_k}`` (level inside).
+
+    Along the arc ``a . n(theta) = a_z cos(theta) + a_h sin(theta) = r cos(theta - phi)``
+    with ``a_h = -a_x cos(psi) - a_y sin(psi)``; it rises through ``d`` at
+    ``theta = phi - acos(d / r)`` (mod ``2 pi``).
+    """
+    a_z = normals[:, 2]
+    a_h = -normals[:, 0] * math.cos(psi) - normals[:, 1] * math.sin(psi)
+    r = np.hypot(a_z, a_h)
+    phi = np.arctan2(a_h, a_z)
+    crosses = r > offsets
+    if not np.any(crosses):
+        return math.pi
+    out = np.mod(phi[crosses] - np.arccos(np.clip(offsets[crosses] / r[crosses], -1.0, 1.0)), 2 * math.pi)
+    out = np.where(out > 2 * math.pi - 1e-9, 0.0, out)
+    return float(min(math.pi, out.min()))
+
+
+def _exit_by_lp(s: System, psi: float) -> float:
+    """First ``theta`` where hover fails along heading ``psi``: march in 2 deg steps, bisect to 1e-10 rad."""
+    ok = lambda th: _margin(s, _lean_up(th, psi))[0] >= -FEASIBILITY_TOL  # noqa: E731
+    lo = 0.0
+    while lo < math.pi:
+        hi = min(math.pi, lo + _LP_STEP)
+        if not ok(hi):
+            break
+        lo = hi
+    else:
+        return math.pi
+    while hi - lo > _LP_TOL:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+    return lo
+
+
+def _tilts(s: System, psis: np.ndarray) -> tuple[np.ndarray, str]:
+    from .exact import _zero_moment_basis
+    from .polytopes import zero_moment_polytope
+
+    B = _zero_moment_basis(s.A, s.tol / s.n)
+    off_D = lambda v: np.linalg.norm(v - B @ (B.T @ v)) > _SUBSPACE_TOL  # noqa: E731
+    P = zero_moment_polytope.on_system(s)
+    facets = P.dim == 3 and math.isfinite(P.measure) and len(P.offsets) > 0
+    out, methods = [], set()
+    for psi in psis:
+        h = np.array([-math.cos(psi), -math.sin(psi), 0.0])
+        if off_D(h):  # the lean leaves F ker(M) at once: no tilted hover along psi
+            out.append(0.0)
+            methods.add("subspace")
+        elif facets:
+            out.append(_exit_by_facets(P.normals, P.offsets / s.weight, psi))
+            methods.add("facets")
+        else:
+            out.append(_exit_by_lp(s, psi))
+            methods.add("lp")
+    method = "facets" if "facets" in methods else "lp" if "lp" in methods else "subspace"
+    return np.array(out), method
+
+
+def hover_envelope(platform: Platform, n_headings: int = 72, *, alpha=None, beta=None,
+                   n_directions: int = 36) -> HoverEnvelope:
+    """The largest hover tilt in every lean direction and the lateral force at level hover.
+
+    For each heading ``psi_k = 2 pi k / K`` the largest ``theta`` such that hover
+    (:func:`hover_at_attitude`: ``F u = m g n``, ``M u = 0``, ``u_min <= u <= u_max``,
+    ``n = R^T e_3``) holds at every lean ``(theta', psi_k)`` with ``0 <= theta' <= theta``
+    (leans as in :class:`HoverEnvelope`). Hover at ``n`` holds exactly when the unit
+    vector ``n`` (forces in units of ``m g``) lies in the zero-moment force polytope
+    ``F_B = {F u / (m g) : M u = 0, u in bounds}`` (:func:`jaxrotor.analysis.zero_moment_polytope`),
+    so with ``F_B`` full-dimensional and its facets ``a_j . f <= d_j``, ``theta_max`` is the
+    first angle at which the arc ``n(theta, psi)`` crosses a facet, in closed form
+    (``method = "facets"``). When a lean direction ``(-cos psi, -sin psi, 0)`` is outside
+    ``D = F ker(M)`` (every flat multirotor) the arc leaves ``F_B`` at once and
+    ``theta_max = 0`` exactly (``"subspace"``). Otherwise (a flat ``F_B`` containing the
+    arc, unbounded inputs) ``theta_max`` is found with the linear program of
+    :func:`hover_at_attitude`, marching ``theta`` in 2 deg steps and bisecting to 1e-10 rad
+    (``"lp"``; a feasible island beyond a gap narrower than 2 deg would be missed).
+
+    The lateral forces are :func:`jaxrotor.analysis.lateral_force_profile` over
+    ``n_directions`` horizontal directions (reused, not recomputed differently).
+
+    Args:
+        platform: a concrete fixed-tilt platform. A tilting one is refused unless the servo
+            angles to freeze are given as ``alpha``/``beta``.
+        n_headings: ``K >= 4``, number of lean headings.
+        alpha, beta: optional tilt angles [rad] (as for :func:`jaxrotor.analysis.analyze`).
+        n_directions: horizontal directions of the lateral-force profile.
+
+    Returns:
+        :class:`HoverEnvelope` (angles [rad], forces [N]).
+    """
+    if isinstance(n_headings, bool) or not isinstance(n_headings, (int, np.integer)) or n_headings < 4:
+        raise ValueError(f"hover_envelope: `n_headings` = {n_headings!r} is invalid. "
+                         "Fix: pass an integer >= 4 (72 gives one heading every 5 deg).")
+    if platform.is_tilting and alpha is None and beta is None:
+        raise ValueError(
+            f"hover_envelope: platform {platform.name!r} tilts its rotors in flight ({', '.join(platform.tilting)}); "
+            "its envelope depends on the servo angles. Fix: pass the angles to freeze as alpha=/beta= "
+            "(hover_envelope(platform, alpha=..., beta=...)), or analyze a fixed-tilt platform.")
+    return envelope_on_system(system(platform, alpha, beta), int(n_headings), n_directions=n_directions)
+
+
+def envelope_on_system(s: System, n_headings: int = 72, *, n_directions: int = 36, rho=None) -> HoverEnvelope:
+    """:func:`hover_envelope` of a built :class:`~jaxrotor.analysis._system.System` (what ``analyze`` calls).
+
+    ``rho``: the ``(n_directions,)`` lateral-force profile [N] if already computed.
+    """
+    from .exact import lateral_force_profile
+
+    level = _check(s, np.array([0.0, 0.0, 1.0]))
+    headings = 2 * math.pi * np.arange(n_headings) / n_headings
+    if not level.feasible:
+        nan = math.nan
+        return HoverEnvelope(headings=headings, max_tilt=np.full(len(headings), nan), min_max_tilt=nan,
+                             max_max_tilt=nan, axis_tilts={k: nan for k in _AXES}, lateral_force_max=nan,
+                             lateral_force_min=nan, level_hoverable=False, level_margin=level.margin, method="none")
+    if rho is None:
+        _, rho = lateral_force_profile.on_system(s, n_directions=n_directions)
+    tilts, method = _tilts(s, np.concatenate([headings, list(_AXES.values())]))
+    tilts, axis = tilts[:n_headings], tilts[n_headings:]
+    return HoverEnvelope(headings=headings, max_tilt=tilts, min_max_tilt=float(tilts.min()),
+                         max_max_tilt=float(tilts.max()), axis_tilts=dict(zip(_AXES, map(float, axis))),
+                         lateral_force_max=float(np.max(rho)), lateral_force_min=float(np.min(rho)),
+                         level_hoverable=True, level_margin=level.margin, method=method)

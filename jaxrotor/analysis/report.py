@@ -14,7 +14,8 @@ from .._util import to_jsonable
 from ..design.parts import rotor_speed_limit
 from ..design.platform import AngleLike, Platform
 from ._system import system
-from .exact import (RotorLoss, _class_of, hover_solution, lateral_force_capability, max_torques_at_hover, ranks,
+from .envelope import HoverEnvelope, envelope_on_system
+from .exact import (RotorLoss, _class_of, hover_solution, lateral_force_profile, max_torques_at_hover, ranks,
                     rotor_loss, static_hoverability, thrust_to_weight, torque_rows_balanced, unreachable_axes,
                     yaw_authority)
 from .polytopes import polytope_measures
@@ -73,6 +74,10 @@ class ActuationReport:
             (:func:`jaxrotor.analysis.hover_moment_polytope`).
         polytope_notes: why a polytope measure is 0 or inf (empty, flat, unbounded),
             by the key above; empty when every set is full-dimensional.
+        hover_envelope: :class:`jaxrotor.analysis.HoverEnvelope` (72 lean headings): the largest
+            hover tilt per heading, the lateral force at level hover, the level hover margin; its
+            ``to_dict()`` is the ``hover_envelope`` JSON block (degrees). ``None`` for a tilting
+            platform analysed at its own angles (the envelope depends on the servo angles).
 
         The vehicle (the platform's own values: derived from its parts unless given explicitly):
 
@@ -141,6 +146,7 @@ class ActuationReport:
     force_zonotope_volume: float
     hover_moment_volume: float
     polytope_notes: dict[str, str]
+    hover_envelope: HoverEnvelope | None
     mass: float
     com_offset: np.ndarray
     inertia: np.ndarray
@@ -191,12 +197,16 @@ def analyze(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike 
     k = min(6, s.n)
     sv6 = np.concatenate([sv, np.zeros(6 - len(sv))]) if len(sv) < 6 else sv
     rank_G = r["rank_G"]
+    rho = None
     if hover["feasible"]:
-        lateral = lateral_force_capability.on_system(s, n_directions=n_directions)
+        _, rho = lateral_force_profile.on_system(s, n_directions=n_directions)
+        lateral = float(np.min(rho)) if not np.any(np.isnan(rho)) else math.nan  # lateral_force_capability
         torques = max_torques_at_hover.on_system(s)
     else:  # the same values the LPs give, without solving them
         lateral = math.nan
         torques = {"roll": math.nan, "pitch": math.nan, "yaw": math.nan}
+    fixed = not platform.is_tilting or alpha is not None or beta is not None
+    envelope = envelope_on_system(s, n_directions=n_directions, rho=rho) if fixed else None
     poly = polytope_measures.on_system(s)
     return ActuationReport(
         name=platform.name,
@@ -240,6 +250,7 @@ def analyze(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike 
         force_zonotope_volume=poly["force_zonotope_volume"],
         hover_moment_volume=poly["hover_moment_volume"],
         polytope_notes=poly["polytope_notes"],
+        hover_envelope=envelope,
         **vehicle_section(platform),
     )
 

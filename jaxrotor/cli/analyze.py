@@ -189,15 +189,97 @@ def vehicle_rows(r) -> list[tuple[str, str]]:
     return rows
 
 
-def format_report(report, stability=None) -> str:
+def headline(report) -> list[str]:
+    """The first lines of the ``jaxrotor analyze`` table: whether the design can hover level within its input
+    bounds, said plainly before anything else (a design that cannot is not called "statically hoverable" first).
+
+    Level hover is ``F u = m g e_3``, ``M u = 0``, ``u_min <= u <= u_max``; the margin is the
+    :class:`~jaxrotor.analysis.HoverCheck` margin (fraction of each rotor's input range).
+    """
+    r = report
+    env = r.hover_envelope
+    if not r.level_hover_feasible:
+        lines = [f"CANNOT HOVER LEVEL: no input within u_min <= u <= u_max holds the weight ({r.weight_N:.4g} N) at "
+                 f"level attitude with zero moment; the vertical force available there is "
+                 f"{_fmt(r.thrust_to_weight, 3)} of the weight (nominal thrust-to-weight "
+                 f"{_fmt(r.nominal_thrust_to_weight, 3)})."]
+        if env is not None and math.isfinite(env.level_margin):
+            lines.append(f"  The input bounds would have to widen by {-100 * env.level_margin:.4g} % of the input "
+                         "range on each side.")
+        if r.statically_hoverable:
+            lines.append("  ('statically hoverable' below ignores the input bounds: some zero-moment input with "
+                         "every rotor spinning gives a net force, but not enough of it within the bounds.)")
+        return lines
+    text = "hovers level within the input bounds"
+    if env is not None:
+        text += f" (margin {env.level_margin:.3g} of the input range)"
+        if env.max_max_tilt > 0:
+            text += (f"; holds position tilted up to {math.degrees(env.min_max_tilt):.3g} deg in every direction, "
+                     f"{math.degrees(env.max_max_tilt):.3g} deg at best")
+        else:
+            text += "; holds position at level attitude only (max hover tilt 0 deg)"
+    return [text]
+
+
+def envelope_rows(env) -> list[tuple[str, str]]:
+    """The ``-- hover envelope`` block of :func:`format_report` (a :class:`~jaxrotor.analysis.HoverEnvelope`
+    or ``None`` for a tilting platform)."""
+    rows: list[tuple[str, str]] = [("-- hover envelope (hold position tilted, inputs in bounds)", "")]
+    if env is None:
+        rows.append(("max hover tilt", "n/a: tilting platform (the envelope depends on the servo angles; "
+                                       "jaxrotor.analysis.hover_envelope(platform, alpha=..., beta=...))"))
+        return rows
+    rows.append(("level hover margin (of input range)", _fmt(env.level_margin, 3)))
+    if not env.level_hoverable:
+        rows.append(("max hover tilt", "n/a: no level hover within the bounds"))
+        return rows
+    deg = math.degrees
+    rows.append((f"max hover tilt min / max ({len(env.headings)} headings)",
+                 f"{deg(env.min_max_tilt):.4g} / {deg(env.max_max_tilt):.4g} deg"))
+    a = env.axis_tilts
+    rows.append(("max pitch nose down / nose up", f"{deg(a['pitch_down']):.4g} / {deg(a['pitch_up']):.4g} deg"))
+    rows.append(("max roll right down / left down", f"{deg(a['roll_right']):.4g} / {deg(a['roll_left']):.4g} deg"))
+    rows.append(("lateral force at level hover max / all dirs",
+                 f"{_fmt(env.lateral_force_max, 4)} / {_fmt(env.lateral_force_min, 4)} N"))
+    return rows
+
+
+def attitude_rows(check, roll_deg: float, pitch_deg: float) -> list[tuple[str, str]]:
+    """The ``--hover-attitude`` row: yes/no with the :class:`~jaxrotor.analysis.HoverCheck` margin."""
+    verdict = "yes" if check.feasible else "no"
+    if check.margin == -math.inf:
+        why = "no input makes that force with zero moment: it is outside the range of G"
+    else:
+        why = f"margin {_fmt(check.margin, 3)} of the input range"
+    return [(f"hover at roll {roll_deg:g} deg, pitch {pitch_deg:g} deg", f"{verdict} ({why})")]
+
+
+def hover_attitude_dict(check, roll_deg: float, pitch_deg: float) -> dict:
+    """The ``hover_attitude`` JSON block: ``roll_deg``, ``pitch_deg``, ``feasible``, ``margin`` (fraction of the
+    input range, ``null`` for ``-inf``), ``u`` (the inputs at the largest margin [rad^2/s^2])."""
+    from .._util import to_jsonable
+
+    return to_jsonable({"roll_deg": roll_deg, "pitch_deg": pitch_deg, "feasible": check.feasible,
+                        "margin": check.margin, "u": check.u})
+
+
+def format_report(report, stability=None, attitude=None) -> str:
     """Readable multi-line table of an :class:`~jaxrotor.analysis.ActuationReport` (and of a
-    :class:`~jaxrotor.analysis.StabilityReport`, a last block)."""
+    :class:`~jaxrotor.analysis.StabilityReport`, a last block).
+
+    It opens with :func:`headline` (can the design hover level within its bounds?) and, with
+    ``attitude = (HoverCheck, roll_deg, pitch_deg)``, the ``--hover-attitude`` answer.
+    """
     r = report
     rows: list[tuple[str, str]] = []
 
     def add(key, value, unit=""):
         rows.append((key, f"{value} {unit}".rstrip()))
 
+    head = headline(r)
+    if attitude is not None:
+        rows += attitude_rows(*attitude)
+        rows.append(("", ""))
     add("platform", f"{r.name}  ({r.label}, n = {r.n_rotors}, m = {r.mass_kg:g} kg, m g = {r.weight_N:.4g} N)")
     rows.append(("", ""))
     rows += vehicle_rows(r)
@@ -208,8 +290,8 @@ def format_report(report, stability=None) -> str:
     add("fully actuated (rank G = 6)", _fmt(r.fully_actuated))
     add("decoupling (D = F ker M)", f"{r.decoupling} (dim D = {r.dim_D})")
     add("zero-moment input u > 0 exists", _fmt(r.realizable))
-    add("statically hoverable", _fmt(r.statically_hoverable))
-    add("hover margin (max min u / mean u)", _fmt(r.hover_margin, 3))
+    add("statically hoverable (bounds ignored)", _fmt(r.statically_hoverable))
+    add("zero-moment input margin (min u / mean u)", _fmt(r.hover_margin, 3))
     add("fail-safe (any one rotor lost)", _fmt(r.fail_safe))
     add("fail-safe within input bounds", _fmt(r.fail_safe_within_bounds))
     add("unreachable wrench axes", ", ".join(r.unreachable_axes) or "none")
@@ -227,6 +309,8 @@ def format_report(report, stability=None) -> str:
     t = r.max_torque_at_hover_Nm
     add("max torque at hover roll/pitch/yaw", " / ".join(_fmt(t[k], 4) for k in ("roll", "pitch", "yaw")), "N m")
     add("yaw authority", _fmt(r.yaw_authority, 4), "N m per N")
+    rows.append(("", ""))
+    rows += envelope_rows(r.hover_envelope)
     rows.append(("", ""))
     rows.append(("-- force polytopes (exact)", ""))
     add("zero-moment force set volume", _fmt(r.zero_moment_force_volume, 5), "N^3")
@@ -249,7 +333,7 @@ def format_report(report, stability=None) -> str:
         rows.append(("", ""))
         rows += stability_rows(stability)
     width = max(len(k) for k, _ in rows if not k.startswith("--"))
-    lines = []
+    lines = head + [""]
     for k, v in rows:
         if k.startswith("--"):
             lines.append(k)
@@ -260,17 +344,88 @@ def format_report(report, stability=None) -> str:
     return "\n".join(lines)
 
 
+def draw_hover_envelope(ax, envelopes, labels=None) -> None:
+    """Polar plot of the largest hover tilt [deg] against the lean heading on a Matplotlib polar ``ax``.
+
+    Heading 0 (nose down) points up the page and headings run counter-clockwise, so the plot is a
+    top view of the vehicle (nose up, left on the left): the curve is how far the body can lean
+    toward each side and still hold position with its inputs in bounds.
+    """
+    import numpy as np
+
+    labels = labels or [None] * len(envelopes)
+    ax.set_theta_zero_location("N")
+    ax.set_theta_direction(1)
+    top = 1.0
+    for env, label in zip(envelopes, labels):
+        th = np.append(env.headings, env.headings[:1])
+        r = np.degrees(np.append(env.max_tilt, env.max_tilt[:1]))
+        ax.plot(th, r, lw=1.8, label=label)
+        ax.fill(th, r, alpha=0.15)
+        if np.any(np.isfinite(r)):
+            top = max(top, float(np.nanmax(r)))
+    ax.set_rmax(1.1 * top)
+    ax.set_xticks(np.radians([0, 90, 180, 270]))
+    ax.set_xticklabels(["nose down\n(pitch +)", "left down\n(roll -)", "nose up\n(pitch -)", "right down\n(roll +)"],
+                       fontsize=8)
+    if any(labels):
+        ax.legend(loc="lower left", bbox_to_anchor=(-0.15, -0.15), fontsize=8)
+
+
+def save_hover_envelope_figure(name: str, envelope, out_dir, dpi: int = 110) -> Path:
+    """Write ``<name>_hover_envelope.png``: :func:`draw_hover_envelope` of one envelope (min/max in the title)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    fig = Figure(figsize=(5.2, 5.4))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(111, projection="polar")
+    draw_hover_envelope(ax, [envelope])
+    if envelope.level_hoverable:
+        title = (f"{name}: max hover tilt [deg]\n{math.degrees(envelope.min_max_tilt):.3g} deg in every direction, "
+                 f"{math.degrees(envelope.max_max_tilt):.3g} deg at best")
+    else:
+        title = f"{name}: cannot hover level within its input bounds"
+    ax.set_title(title, fontsize=9)
+    path = out / f"{name}_hover_envelope.png"
+    fig.savefig(path, dpi=dpi, bbox_inches="tight")
+    return path
+
+
+def _attitude(value: str | None) -> tuple[float, float] | None:
+    """``--hover-attitude ROLL,PITCH`` [deg] as two floats."""
+    if value is None:
+        return None
+    parts = value.split(",")
+    try:
+        roll, pitch = (float(x) for x in parts)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not ROLL,PITCH. Fix: give two angles in degrees separated by a comma, "
+                                 "e.g. --hover-attitude 10,-5.", param_hint="--hover-attitude") from None
+    if not (math.isfinite(roll) and math.isfinite(pitch)):
+        raise click.BadParameter(f"{value!r} is not finite. Fix: give two finite angles in degrees.",
+                                 param_hint="--hover-attitude")
+    return roll, pitch
+
+
 @click.command("analyze")
 @click.argument("config", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--preset", "preset", metavar="NAME", default=None,
               help="Analyse a named preset (see `jaxrotor presets`) instead of a CONFIG file.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout instead of the table.")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Also write <name>_design.png, <name>_force_set.png, <name>_polytope.png and, for a vehicle "
+              help="Also write <name>_design.png, <name>_force_set.png, <name>_polytope.png, "
+                   "<name>_hover_envelope.png (max hover tilt against heading, fixed-tilt designs) and, for a vehicle "
                    "built from parts, <name>_vehicle.png (top and side views to scale) into this folder.")
 @click.option("--directions", "n_directions", type=click.IntRange(min=1), default=36, show_default=True,
               help="Number of horizontal directions for the lateral-force capability.")
-def analyze(config: Path | None, preset: str | None, as_json: bool, out: Path | None, n_directions: int) -> None:
+@click.option("--hover-attitude", "hover_attitude", metavar="ROLL,PITCH", default=None,
+              help="Also answer whether the design can hold position at this attitude (degrees, R = R_y(pitch) "
+                   "R_x(roll), FLU: pitch + is nose down, roll + right side down): yes/no with the margin.")
+def analyze(config: Path | None, preset: str | None, as_json: bool, out: Path | None, n_directions: int,
+            hover_attitude: str | None) -> None:
     """Actuation properties of a design: ranks, decoupling, hoverability, fail-safety, capability.
 
     CONFIG is a TOML file with a [platform] table (`preset = "name"` or the
@@ -295,7 +450,12 @@ def analyze(config: Path | None, preset: str | None, as_json: bool, out: Path | 
             raise click.BadParameter(f"{name!r} is not a preset. Fix: use one of {', '.join(presets.names())}.",
                                      param_hint="--preset")
         platform = presets.get(name)
+    attitude = _attitude(hover_attitude)
     report = analysis.analyze(platform, n_directions=n_directions)
+    check = None
+    if attitude is not None:
+        check = (analysis.hover_at_attitude(platform, math.radians(attitude[0]), math.radians(attitude[1])),
+                 *attitude)
     stability = None
     if conf is not None:
         try:
@@ -306,15 +466,19 @@ def analyze(config: Path | None, preset: str | None, as_json: bool, out: Path | 
         payload = report.to_dict()
         if stability is not None:
             payload["stability"] = stability.to_dict()
+        if check is not None:
+            payload["hover_attitude"] = hover_attitude_dict(*check)
         click.echo(json.dumps(payload, ensure_ascii=False, allow_nan=False))
     else:
-        click.echo(format_report(report, stability))
+        click.echo(format_report(report, stability, check))
     if out is not None:
         from ..io.design_plot import save_figures
         from ..io.polytope_plot import save_polytope_figure
         from ..io.vehicle_plot import NO_DRAWING, save_vehicle_figure
 
         paths = save_figures(platform, out, report=report) + [save_polytope_figure(platform, out)]
+        if report.hover_envelope is not None:
+            paths.append(save_hover_envelope_figure(platform.name, report.hover_envelope, out))
         vehicle = save_vehicle_figure(platform, out)
         for p in paths + ([vehicle] if vehicle is not None else []):
             click.echo(f"wrote {p}", err=as_json)
