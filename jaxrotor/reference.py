@@ -17,6 +17,12 @@ Phases (local time ``tau`` from 0 to ``duration``):
 * :class:`Circle` - ``p = c + r (cos(2 pi tau / T) - 1, sin(2 pi tau / T), 0)`` (starts at ``c``).
 * :class:`Sequence` - phases one after the other; the jump times are the phase
   boundaries where the motion is not smooth.
+* :class:`Step` - hold ``start`` until ``time``, then ``target`` (an ideal step, or a
+  minimum-jerk one of ``rise`` seconds); position and heading. Its
+  :attr:`~AbstractReference.step_change` tells :mod:`jaxrotor.step_response` what to measure.
+* :class:`Waypoints` - straight segments through ``k`` points, each flown with the
+  minimum-jerk profile (timing from a peak ``speed`` or given ``segment_times``), an
+  optional ``hold`` at every point.
 
 Attitude references are constant (``R_r`` fixed, ``omega_r = 0``) for these phases.
 
@@ -58,6 +64,9 @@ __all__ = [
     "FigureEight",
     "Circle",
     "Sequence",
+    "StepChange",
+    "Step",
+    "Waypoints",
     "takeoff",
     "landing",
     "paper_maneuver",
@@ -128,6 +137,15 @@ class AbstractReference(eqx.Module):
     def is_full_pose(self) -> bool:
         """Whether the attitude is an independent function of time (not just a heading; static)."""
         return False
+
+    @property
+    def step_change(self) -> "StepChange | None":
+        """The set-point change a step response is measured against (:class:`StepChange`), or ``None``.
+
+        ``None`` for every reference but a step (:class:`Step`); a user's reference that steps
+        returns its own :class:`StepChange` and gets the step metrics of :mod:`jaxrotor.step_response`.
+        """
+        return None
 
     def end_position(self) -> np.ndarray:
         """Position at the end of the phase (concrete numpy ``(3,)``; evaluated eagerly even inside a trace)."""
@@ -387,6 +405,301 @@ def _leaves(s: RefSample):
 def _unleaves(template: RefSample, leaves) -> RefSample:
     p, v, a, j, R, omega, omega_dot, yaw = leaves
     return RefSample(p=p, v=v, a=a, j=j, R=R, omega=omega, omega_dot=omega_dot, yaw=yaw)
+
+
+# --------------------------------------------------------------------------- step and waypoints
+
+
+def _min_jerk(x, T):
+    """Minimum-jerk profile ``s(x) = 10x^3 - 15x^4 + 6x^5`` and its time derivatives for a phase of ``T`` [s].
+
+    Returns ``(s, ds/dt, d2s/dt2, d3s/dt3)`` at ``x = tau / T`` (``x`` already clipped to ``[0, 1]``).
+    """
+    s = x**3 * (10 - 15 * x + 6 * x**2)
+    ds = 30 * x**2 * (1 - x) ** 2 / T
+    dds = 60 * x * (1 - x) * (1 - 2 * x) / T**2
+    ddds = 60 * (1 - 6 * x + 6 * x**2) / T**3
+    return s, ds, dds, ddds
+
+
+def _heading_sample(p, v, a, j, yaw, yaw_rate, yaw_acc) -> RefSample:
+    """A sample whose attitude is the heading ``R_z(yaw)``: ``omega = (0, 0, yaw_rate)``, ``omega_dot = (0, 0, yaw_acc)``."""
+    z = jnp.zeros_like(yaw)
+    c, s, o = jnp.cos(yaw), jnp.sin(yaw), jnp.ones_like(yaw)
+    R = jnp.array([[c, -s, z], [s, c, z], [z, z, o]])
+    return RefSample(p=p, v=v, a=a, j=j, R=R, omega=jnp.stack([z, z, yaw_rate]), omega_dot=jnp.stack([z, z, yaw_acc]),
+                     yaw=yaw)
+
+
+@dataclasses.dataclass(frozen=True)
+class StepChange:
+    """A set-point change, what a step response is measured against (:mod:`jaxrotor.step_response`).
+
+    Attributes:
+        time: the instant the set point changes [s] (flight time).
+        start: ``(3,)`` position held before ``time`` [m], world frame.
+        target: ``(3,)`` position after the change [m], world frame.
+        yaw_start: heading before ``time`` [rad].
+        yaw_target: heading after the change [rad].
+        rise: length of the reference's own minimum-jerk transition [s] (0 for an ideal step).
+    """
+
+    time: float
+    start: np.ndarray
+    target: np.ndarray
+    yaw_start: float = 0.0
+    yaw_target: float = 0.0
+    rise: float = 0.0
+
+
+def _angle(owner: str, name: str, rad, deg, default):
+    """The angle given as ``name`` [rad] or ``name_deg`` [deg] (not both), in rad; ``default`` when neither."""
+    if rad is not None and deg is not None:
+        raise ValueError(f"{owner} parameters `{name}` = {rad!r} (rad) and `{name}_deg` = {deg!r} (deg) are both "
+                         f"given: the heading would be ambiguous. Fix: keep one of them.")
+    if deg is not None:
+        return _finite(owner, f"{name}_deg", deg, (), "90.0") * (math.pi / 180.0)
+    if rad is not None:
+        return _finite(owner, name, rad, (), "0.0")
+    return default
+
+
+@register("reference", "step", options={
+    "start": Option(list, default=None, length=3, scalar=False, unit="m",
+                    doc="position held before the step, world frame (omitted: [flight] position)"),
+    "target": Option(list, length=3, scalar=False, unit="m", doc="position after the step, world frame"),
+    "time": Option(float, gt=0, unit="s", doc="when the set point changes (0 < time < duration)"),
+    "duration": _DURATION,
+    "yaw": Option(float, default=None, unit="rad", doc="heading before the step (default 0)"),
+    "yaw_deg": Option(float, default=None, unit="deg", doc="the same in degrees (give yaw or yaw_deg)"),
+    "target_yaw": Option(float, default=None, unit="rad", doc="heading after the step (default: yaw)"),
+    "target_yaw_deg": Option(float, default=None, unit="deg", doc="the same in degrees"),
+    "rise": Option(float, ge=0, unit="s", doc="minimum-jerk transition time; 0: an ideal step")})
+class Step(_Phase):
+    """Step response reference: hold ``start`` until ``time``, then ``target`` (position [m] and heading [rad]).
+
+    ``p(t) = start + (target - start) s(t)``, ``psi(t) = yaw + (target_yaw - yaw) s(t)`` with
+    ``s(t) = 0`` before ``time`` and ``1`` from ``time`` on (``rise = 0``, an ideal step: the
+    reference velocity, acceleration and body rate stay zero and the position jumps), or the
+    minimum-jerk ``s = 10x^3 - 15x^4 + 6x^5``, ``x = (t - time) / rise`` clipped to ``[0, 1]``
+    (``rise > 0``: a smoothed step whose velocity, acceleration, jerk and yaw rate
+    ``omega_r = (0, 0, dpsi/dt)`` follow from ``s``). ``R_r = R_z(psi)``. ``jump_times`` holds
+    ``time`` (and ``time + rise``), so a fixed-step solve never straddles the step.
+
+    Args:
+        target: ``(3,)`` position after the step [m], world frame.
+        time: step instant [s], ``0 < time`` and ``time + rise < duration``.
+        duration: total length [s] (the set point is held after ``time`` until then).
+        start: ``(3,)`` position before the step [m] (required; a configuration file may take it
+            from ``[flight] position``).
+        yaw, yaw_deg: heading before the step [rad] or [deg] (one of them; default 0).
+        target_yaw, target_yaw_deg: heading after the step [rad] or [deg] (default: the heading before).
+        rise: minimum-jerk transition time [s] (0: an ideal step).
+    """
+
+    start: Array
+    target: Array
+    yaw_start: Array
+    yaw_target: Array
+    time: float = eqx.field(static=True)
+    rise: float = eqx.field(static=True)
+    length: float = eqx.field(static=True)
+
+    def __init__(self, target, time: float, duration: float, start=None, yaw=None, yaw_deg=None, target_yaw=None,
+                 target_yaw_deg=None, rise: float = 0.0):
+        if start is None:
+            raise ValueError("Step parameter `start` is missing: the position held before the step. Fix: pass e.g. "
+                             "start=[0.0, 0.0, 1.0] (in a configuration file: [reference] start, or [flight] position).")
+        self.start = _finite("Step", "start", start, (3,), "[0.0, 0.0, 1.0]")
+        self.target = _finite("Step", "target", target, (3,), "[1.0, 0.0, 1.0]")
+        self.yaw_start = _angle("Step", "yaw", yaw, yaw_deg, _f(0.0))
+        self.yaw_target = _angle("Step", "target_yaw", target_yaw, target_yaw_deg, self.yaw_start)
+        self.length = _positive("Step", "duration", duration, "6.0")
+        self.time = _positive("Step", "time", time, "1.0")
+        try:
+            self.rise = float(rise)
+        except (TypeError, ValueError):
+            raise ValueError(f"Step parameter `rise` = {rise!r} is invalid: not a number. Fix: pass a time >= 0 s, "
+                             "e.g. 0.0 for an ideal step.") from None
+        if not (self.rise >= 0 and math.isfinite(self.rise)):
+            raise ValueError(f"Step parameter `rise` = {rise!r} is invalid: must be finite and >= 0 s. Fix: pass "
+                             "e.g. 0.0 (an ideal step) or 0.5.")
+        if not self.time + self.rise < self.length:
+            raise ValueError(f"Step parameter `time` = {time!r} (+ rise = {self.rise!r}) is invalid: the step must "
+                             f"end before `duration` = {duration!r} s. Fix: step earlier or raise duration, e.g. "
+                             f"duration = {self.time + self.rise + 5.0:g}.")
+
+    @property
+    def jump_times(self) -> tuple[float, ...]:
+        """``(time,)`` for an ideal step (the position jumps), ``(time, time + rise)`` for a smoothed one."""
+        return (self.time,) if self.rise == 0 else (self.time, self.time + self.rise)
+
+    @property
+    def step_change(self) -> StepChange:
+        """The change of set point (concrete numpy values; evaluated eagerly even inside a trace)."""
+        with jax.ensure_compile_time_eval():
+            return StepChange(time=self.time, start=np.asarray(self.start, dtype=float),
+                              target=np.asarray(self.target, dtype=float), yaw_start=float(self.yaw_start),
+                              yaw_target=float(self.yaw_target), rise=self.rise)
+
+    def __call__(self, t: Float[ArrayLike, ""]) -> RefSample:
+        t = jnp.asarray(t, dtype=self.start.dtype)
+        if self.rise > 0:
+            x = jnp.clip((t - self.time) / self.rise, 0.0, 1.0)
+            s, ds, dds, ddds = _min_jerk(x, self.rise)
+            inside = ((t >= self.time) & (t <= self.time + self.rise)).astype(t.dtype)
+            ds, dds, ddds = ds * inside, dds * inside, ddds * inside
+        else:
+            s = (t >= self.time).astype(t.dtype)
+            ds = dds = ddds = jnp.zeros_like(t)
+        d, dpsi = self.target - self.start, self.yaw_target - self.yaw_start
+        return _heading_sample(self.start + d * s, d * ds, d * dds, d * ddds, self.yaw_start + dpsi * s, dpsi * ds,
+                               dpsi * dds)
+
+
+#: Peak over mean speed of the minimum-jerk profile: ``max ds/dx = s'(1/2) = 30/16``.
+MIN_JERK_PEAK_RATIO = 1.875
+
+
+@register("reference", "waypoints", options={
+    "points": Option(list, scalar=False, unit="m",
+                     doc="k >= 2 points [[x, y, z], ...] (or flat [x0, y0, z0, x1, ...]), world frame"),
+    "speed": Option(float, default=None, gt=0, unit="m/s",
+                    doc="peak speed of each segment: segment time = 1.875 length / speed (give speed or segment_times)"),
+    "segment_times": Option(list, default=None, gt=0, unit="s", doc="duration of each of the k - 1 segments"),
+    "yaw": Option(list, unit="rad", doc="heading at each point (one number: the same at all)"),
+    "hold": Option(float, ge=0, unit="s", doc="time held at each point, the first and the last included"),
+    "duration": Option(float, default=None, gt=0, unit="s",
+                       doc="total length, >= the waypoints' own (omitted: their own; the last point is held)")})
+class Waypoints(AbstractReference):
+    """Straight segments through ``k`` points, each flown with the minimum-jerk profile.
+
+    Timeline: hold ``points[0]`` for ``hold`` s, fly segment 0 in ``T_0`` s, hold ``points[1]``
+    for ``hold`` s, ..., hold ``points[k-1]`` for ``hold`` s (and until ``duration``). On segment
+    ``i``, started at ``t_i``::
+
+        p(t) = points[i] + (points[i+1] - points[i]) s(x),   x = (t - t_i) / T_i,
+        s(x) = 10 x^3 - 15 x^4 + 6 x^5,
+
+    so the velocity and acceleration are zero at every point (the vehicle comes to rest at each
+    one) and the jerk jumps there (the segment ends are the ``jump_times``). The heading follows
+    the same profile from ``yaw[i]`` to ``yaw[i+1]`` (``omega_r = (0, 0, dpsi/dt)``).
+
+    Segment times: ``segment_times`` ``(k-1,)`` [s], or from a peak ``speed`` [m/s]:
+    ``T_i = 1.875 |points[i+1] - points[i]| / speed`` (the profile's peak speed is 1.875 times
+    its mean ``|Δp| / T_i``; that peak is ``speed``). The times are static (they set the jump
+    times); with ``speed`` the points must be concrete when the reference is built (under a trace
+    pass ``segment_times``). The position is differentiable with respect to ``points`` and ``yaw``
+    (pure JAX, no Python branching on ``t``).
+
+    Args:
+        points: ``(k, 3)`` [m] (or a flat list of ``3k`` numbers), world frame, ``k >= 2``.
+        speed: peak speed on each segment [m/s] (exclusive with ``segment_times``).
+        segment_times: ``(k-1,)`` segment durations [s], each > 0.
+        yaw: ``(k,)`` heading at each point [rad], or one number for all.
+        hold: time held at each point [s] (>= 0).
+        duration: total length [s], at least the waypoints' own ``k hold + sum T_i`` (``None``: that).
+    """
+
+    points: Array
+    yaws: Array
+    segment_times: tuple[float, ...] = eqx.field(static=True)
+    hold: float = eqx.field(static=True)
+    length: float = eqx.field(static=True)
+
+    def __init__(self, points, speed: float | None = None, segment_times=None, yaw=0.0, hold: float = 0.0,
+                 duration: float | None = None):
+        try:
+            pts = _f(points)
+        except (TypeError, ValueError):
+            raise ValueError(f"Waypoints parameter `points` = {points!r} is invalid: not numbers. Fix: pass k >= 2 "
+                             "points, e.g. [[0, 0, 1], [1, 0, 1]].") from None
+        if pts.ndim == 1 and pts.size % 3 == 0:
+            pts = pts.reshape(-1, 3)
+        if pts.ndim != 2 or pts.shape[1] != 3 or pts.shape[0] < 2:
+            raise ValueError(f"Waypoints parameter `points` = {points!r} has shape {pts.shape}, expected (k, 3) with "
+                             "k >= 2. Fix: pass e.g. [[0, 0, 1], [1, 0, 1], [1, 1, 1]].")
+        k = pts.shape[0]
+        self.points = _finite("Waypoints", "points", pts, (k, 3), "[[0, 0, 1], [1, 0, 1]]")
+        try:
+            yaws = jnp.broadcast_to(_f(yaw), (k,))
+        except (TypeError, ValueError):
+            raise ValueError(f"Waypoints parameter `yaw` = {yaw!r} is invalid: expected one number or k = {k} "
+                             f"headings in rad. Fix: pass e.g. 0.0 or {[0.0] * k}.") from None
+        self.yaws = _finite("Waypoints", "yaw", yaws, (k,), f"{[0.0] * k}")
+        try:
+            self.hold = float(hold)
+        except (TypeError, ValueError):
+            self.hold = float("nan")
+        if not (self.hold >= 0 and math.isfinite(self.hold)):
+            raise ValueError(f"Waypoints parameter `hold` = {hold!r} is invalid: must be a finite time >= 0 s. Fix: "
+                             "pass e.g. 0.0 or 1.0.")
+        if (speed is None) == (segment_times is None):
+            raise ValueError(f"Waypoints parameters `speed` = {speed!r} and `segment_times` = {segment_times!r}: "
+                             "give exactly one of them. Fix: pass speed (peak speed in m/s, e.g. 1.0) or "
+                             f"segment_times ({k - 1} durations in s).")
+        if segment_times is not None:
+            ts = np.atleast_1d(np.asarray(segment_times, dtype=float)) if not isinstance(segment_times, (int, float)) \
+                else np.full(k - 1, float(segment_times))
+            if ts.shape != (k - 1,) or not np.all(np.isfinite(ts) & (ts > 0)):
+                raise ValueError(f"Waypoints parameter `segment_times` = {segment_times!r} is invalid: expected "
+                                 f"{k - 1} finite durations > 0 s (one per segment). Fix: pass e.g. {[2.0] * (k - 1)}.")
+        else:
+            speed = _positive("Waypoints", "speed", speed, "1.0")
+            if isinstance(self.points, jax.core.Tracer):
+                raise ValueError("Waypoints parameter `speed` needs concrete `points` (the segment times are static), "
+                                 "but the points are traced. Fix: pass segment_times when building under jit/grad.")
+            lengths = np.linalg.norm(np.diff(np.asarray(self.points), axis=0), axis=1)
+            if np.any(lengths <= 0):
+                i = int(np.argmin(lengths))
+                raise ValueError(f"Waypoints parameter `points`: segment {i} (point {i} to {i + 1}) has zero length, "
+                                 "so `speed` gives it no time. Fix: remove the repeated point, or pass segment_times.")
+            ts = MIN_JERK_PEAK_RATIO * lengths / speed
+        self.segment_times = tuple(float(x) for x in ts)
+        own = sum(self.segment_times) + k * self.hold
+        if duration is None:
+            self.length = own
+        else:
+            self.length = _positive("Waypoints", "duration", duration, f"{own:g}")
+            if self.length < own * (1 - 1e-12):
+                raise ValueError(f"Waypoints parameter `duration` = {duration!r} is shorter than the waypoints' own "
+                                 f"{own:g} s (segments + holds). Fix: omit it, or pass at least {own:g}.")
+
+    @property
+    def duration(self) -> float:
+        return self.length
+
+    @property
+    def segment_starts(self) -> tuple[float, ...]:
+        """``(k-1,)`` start time of each segment [s]: ``t_0 = hold``, ``t_(i+1) = t_i + T_i + hold``."""
+        out, t = [], self.hold
+        for T in self.segment_times:
+            out.append(t)
+            t = (t + T) + self.hold
+        return tuple(out)
+
+    @property
+    def jump_times(self) -> tuple[float, ...]:
+        """Segment starts and ends inside ``(0, duration)`` (the jerk jumps there)."""
+        js = set()
+        for t0, T in zip(self.segment_starts, self.segment_times):
+            js.update((t0, t0 + T))
+        return tuple(sorted(t for t in js if 0 < t < self.duration))
+
+    def __call__(self, t: Float[ArrayLike, ""]) -> RefSample:
+        dtype = self.points.dtype
+        t = jnp.asarray(t, dtype=dtype)
+        starts = jnp.asarray(np.asarray(self.segment_starts), dtype=dtype)
+        Ts = jnp.asarray(np.asarray(self.segment_times), dtype=dtype)
+        i = jnp.clip(jnp.searchsorted(starts, t, side="right") - 1, 0, Ts.shape[0] - 1)
+        t0, T = starts[i], Ts[i]
+        x = jnp.clip((t - t0) / T, 0.0, 1.0)
+        s, ds, dds, ddds = _min_jerk(x, T)
+        inside = ((t >= t0) & (t <= t0 + T)).astype(dtype)
+        ds, dds, ddds = ds * inside, dds * inside, ddds * inside
+        p0, d = self.points[i], self.points[i + 1] - self.points[i]
+        psi0, dpsi = self.yaws[i], self.yaws[i + 1] - self.yaws[i]
+        return _heading_sample(p0 + d * s, d * ds, d * dds, d * ddds, psi0 + dpsi * s, dpsi * ds, dpsi * dds)
 
 
 @register("reference", "paper_maneuver", options={

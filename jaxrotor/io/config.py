@@ -52,6 +52,10 @@ Example (``configs/paper_realistic.toml``)::
     max_position = 1000.0                  # runaway limits [m], [m/s], [rad/s]
     max_speed = 1000.0
     max_rate = 1000.0
+    position = [0.0, 0.0, 1.0]             # initial state (each omitted: the reference's first sample,
+    velocity = [0.0, 0.0, 0.0]             # at rest): m, m/s; attitude as roll_deg, pitch_deg,
+    yaw_deg = 30.0                         # yaw_deg (deg, R = R_z R_y R_x) or quaternion = [w, x, y, z];
+    body_rates = [0.0, 0.0, 0.0]           # rad/s, body frame; rotor speeds at hover
 """
 
 from __future__ import annotations
@@ -161,11 +165,92 @@ def _actuators(t: Table):
     return Actuators(motor=motor, servo=servo)
 
 
-def _reference(t: Table):
-    """``[reference]``: a registered ``"reference"`` kind (required)."""
+def _reference(t: Table, flight: Table):
+    """``[reference]``: a registered ``"reference"`` kind (required).
+
+    A list of lists (``points = [[0, 0, 1], [1, 0, 1]]`` of ``kind = "waypoints"``) is checked row
+    by row and handed to the builder flat. A ``step`` without ``start`` starts at ``[flight] position``.
+    """
     t.renamed("total_time", "reference.duration")
     t.renamed("length", "reference.duration")
+    for key, value in list(t.data.items()):
+        if isinstance(value, list) and value and all(isinstance(row, list) for row in value):
+            for i, row in enumerate(value):
+                if len(row) != len(value[0]) or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                                        and math.isfinite(x) for x in row):
+                    raise t.fail(key, value, f"row {i} = {row!r} is not {len(value[0])} finite numbers like row 0",
+                                 "give rows of equal length, e.g. [[0.0, 0.0, 1.0], [1.0, 0.0, 1.0]]")
+            t.data[key] = [float(x) for row in value for x in row]
+    if t.data.get("kind") == "step" and "start" not in t.data and "position" in flight:
+        t.data["start"] = _vector3(flight, "position", "the initial position in m, e.g. [0.0, 0.0, 1.0]")
     return t.build("reference")
+
+
+#: ``[flight]`` keys of the initial state (:func:`_initial_state`).
+STATE_KEYS = ("position", "velocity", "roll_deg", "pitch_deg", "yaw_deg", "quaternion", "body_rates")
+
+
+def _vector3(t: Table, k: str, fix: str) -> list[float] | None:
+    """Key ``k`` as 3 finite numbers (``None`` when absent); one number is refused."""
+    v = t.vector(k, 3, None, fix=fix)
+    if isinstance(v, float):
+        raise t.fail(k, v, "expected 3 numbers, got one number", fix)
+    return v
+
+
+def _initial_state(t: Table, platform, reference):
+    """``[flight]`` initial state: ``position`` [m], ``velocity`` [m/s] (world frame), the attitude as
+    ``roll_deg``, ``pitch_deg``, ``yaw_deg`` [deg] (``R = R_z(yaw) R_y(pitch) R_x(roll)``) or ``quaternion``
+    ``[w, x, y, z]`` (normalised), ``body_rates`` [rad/s] (body frame).
+
+    Each omitted quantity is the reference's at ``t = 0`` (its position, velocity and attitude) or zero
+    (body rates); the rotor speeds are the hover speeds (:func:`jaxrotor.dynamics.initial_state`).
+    ``None`` (the flight's own default start) when no key is given.
+
+    Raises:
+        ConfigError: a bad value, an angle given together with a quaternion, a zero quaternion, or
+            ``attitude_deg`` (write the three angles as separate keys).
+    """
+    import jax
+    import jax.numpy as jnp
+
+    from ..dynamics import initial_state
+    from ..so3 import rot_x, rot_y, rot_z
+
+    if "attitude_deg" in t:
+        raise t.fail("attitude_deg", t.data["attitude_deg"], "the initial attitude is given by separate angles",
+                     "write roll_deg = ..., pitch_deg = ..., yaw_deg = ... (degrees, R = R_z(yaw) R_y(pitch) R_x(roll)) "
+                     "or quaternion = [w, x, y, z]")
+    if not any(k in t for k in STATE_KEYS):
+        return None
+    p = _vector3(t, "position", "the initial position in m, world frame, e.g. [0.0, 0.0, 1.0]")
+    v = _vector3(t, "velocity", "the initial velocity in m/s, world frame, e.g. [0.0, 0.0, 0.0]")
+    w = _vector3(t, "body_rates", "the initial body rates in rad/s, body frame, e.g. [0.0, 0.0, 0.0]")
+    angles = {k: t.number(k, None, fix=f"the initial {k[:-4]} angle in degrees, e.g. 10.0")
+              for k in ("roll_deg", "pitch_deg", "yaw_deg")}
+    q = t.vector("quaternion", 4, None, fix="a unit quaternion [w, x, y, z], e.g. [1.0, 0.0, 0.0, 0.0]")
+    given = [k for k, a in angles.items() if a is not None]
+    if q is not None and given:
+        raise t.fail("quaternion", q, f"the attitude is also given by `{t.key(given[0])}` = {angles[given[0]]!r}",
+                     "give the attitude one way: either roll_deg, pitch_deg, yaw_deg or quaternion")
+    if isinstance(q, float):
+        raise t.fail("quaternion", q, "expected 4 numbers, got one number", "write [w, x, y, z], e.g. [1.0, 0.0, 0.0, 0.0]")
+    if q is not None and not math.fsum(x * x for x in q) > 1e-24:
+        raise t.fail("quaternion", q, "a zero quaternion is no rotation", "write a unit quaternion [w, x, y, z], "
+                     "e.g. [1.0, 0.0, 0.0, 0.0] for level")
+    dtype = platform.mass.dtype
+    with jax.ensure_compile_time_eval():
+        ref0 = reference(jnp.zeros((), dtype=dtype))
+        if q is not None:
+            qa = jnp.asarray(q, dtype=dtype)
+            R = qa / jnp.linalg.norm(qa)
+        elif given:
+            r, pt, y = (math.radians(angles[k] or 0.0) for k in ("roll_deg", "pitch_deg", "yaw_deg"))
+            R = rot_z(jnp.asarray(y, dtype)) @ rot_y(jnp.asarray(pt, dtype)) @ rot_x(jnp.asarray(r, dtype))
+        else:
+            R = ref0.R
+        return initial_state(platform, p=ref0.p if p is None else p, R=R, v=ref0.v if v is None else v,
+                             omega=w, rotor_speed="hover")
 
 
 def _integrator(t: Table):
@@ -183,8 +268,8 @@ def _integrator(t: Table):
     return integ
 
 
-def _flight_settings(t: Table) -> dict:
-
+def _flight_settings(t: Table, platform=None, reference=None) -> dict:
+    """``[flight]``: output period, end time, runaway limits and the initial state (:func:`_initial_state`)."""
     out = dict(
         save_dt=t.number("save_dt", 0.01, positive=True, fix="the output period in s, e.g. 0.01"),
         t1=t.number("t1", None, positive=True, fix="the end time in s, or remove it to fly the whole reference"),
@@ -193,6 +278,10 @@ def _flight_settings(t: Table) -> dict:
             max_speed=t.number("max_speed", 1e3, positive=True, fix="the largest |v| in m/s, e.g. 1000.0"),
             max_rate=t.number("max_rate", 1e3, positive=True, fix="the largest |omega| in rad/s, e.g. 1000.0")),
     )
+    if platform is not None:
+        state0 = _initial_state(t, platform, reference)
+        if state0 is not None:
+            out["state0"] = state0
     t.check_unknown()
     return out
 
@@ -217,9 +306,10 @@ def from_dict(data: dict, source: str = "<dict>", base_dir: Path | None = None) 
     controller = _controller(top.table("controller"))
     allocator = _allocator(top.table("allocator"))
     actuators = _actuators(top.table("actuators"))
-    reference = _reference(top.table("reference"))
+    flight_table = top.table("flight")
+    reference = _reference(top.table("reference"), flight_table)
     integrator = _integrator(top.table("solver"))
-    settings = _flight_settings(top.table("flight"))
+    settings = _flight_settings(flight_table, platform, reference)
     try:
         flight = Flight(reference=reference, allocator=allocator, actuators=actuators, integrator=integrator,
                         **settings)

@@ -35,6 +35,7 @@ from ..io.config import FlightConfig
 from ..io.npz import save_trajectory
 from ..metrics import FlightMetrics, flight_metrics
 from ..reference import paper_maneuver
+from ..step_response import step_metrics
 
 __all__ = [
     "PAPER_TABLE_IV",
@@ -118,7 +119,9 @@ def fly(config: FlightConfig) -> FlightResult:
     """Compile and fly one configuration with :func:`jaxrotor.fly`; time the compiled run apart from compilation.
 
     The metrics are :func:`jaxrotor.metrics.flight_metrics` in their JSON form
-    (:meth:`~jaxrotor.metrics.FlightMetrics.to_dict`) plus :data:`RUN_KEYS`.
+    (:meth:`~jaxrotor.metrics.FlightMetrics.to_dict`) plus :data:`RUN_KEYS`, and for a step reference
+    the step response (:func:`jaxrotor.step_response.step_metrics`: ``step_rise_time``,
+    ``step_overshoot``, ``step_settling_time`` per axis, ...).
     """
     t0 = time.perf_counter()
     traj = fly_flight(config.platform, config.controller, config.flight)
@@ -133,6 +136,7 @@ def fly(config: FlightConfig) -> FlightResult:
         "label": config.platform.label(),
         "label_ascii": config.platform.label(ascii=True),
         **compiled_metrics(traj, config.platform, config.flight).to_dict(),
+        **step_metrics(traj, config.flight.reference),
         "wall_time_s": wall,
         "compile_time_s": max(first - wall, 0.0),
     }
@@ -152,13 +156,44 @@ def _cell(value, fmt: str, diverged: bool) -> str:
     return f"{format(value, fmt):>{_W}}"
 
 
+def _step_rows(results: list[FlightResult], blank: str) -> list[str]:
+    """Rows of the step response (rise time [s], overshoot [%], settling time [s] per stepped axis, the
+    settling time of the others) when a flight has one (:func:`jaxrotor.step_response.step_metrics`)."""
+    have = [r for r in results if "step_rise_time" in r.metrics]
+    if not have:
+        return []
+    rows = []
+    for i, c in enumerate("xyz"):
+        stepped = any(r.metrics["step_rise_time"][i] is not None for r in have)
+        if stepped:
+            rows += [(f"step rise {c} [s]", "step_rise_time", i, 1.0), (f"step overshoot {c} [%]", "step_overshoot", i,
+                                                                         100.0)]
+        rows.append((f"step settling {c} [s]", "step_settling_time", i, 1.0))
+    if any(r.metrics["step_yaw_rise_time"] is not None for r in have):
+        rows += [("step rise yaw [s]", "step_yaw_rise_time", None, 1.0),
+                 ("step overshoot yaw [%]", "step_yaw_overshoot", None, 100.0)]
+    rows.append(("step settling yaw [s]", "step_yaw_settling_time", None, 1.0))
+    out = []
+    for title, key, i, scale in rows:
+        cells = []
+        for r in results:
+            v = r.metrics.get(key)
+            v = v[i] if (v is not None and i is not None) else v
+            v = math.nan if v is None else float(v) * scale
+            cells.append(_cell(v, ".4f", r.metrics["diverged"]) if key in r.metrics else f"{'':>{_W}}")
+        out.append(f"{title:<{_W}}" + blank + "".join(cells))
+    return out
+
+
 def metrics_table(results: list[FlightResult], paper: dict | None = PAPER_TABLE_IV) -> str:
     """A plain-text table of the per-axis errors of each flight, with the paper's Table IV column.
 
     Rows: mean absolute, largest and RMS position error per axis [m], mean absolute
     orientation error per axis [rad] (``*_xyz`` of :class:`~jaxrotor.metrics.FlightMetrics`),
-    saturated fraction, solver steps and timings. A diverged flight's column reads
-    ``DIVERGED`` in every error row (its numbers are meaningless, often inf or NaN).
+    the step response of a step reference (rise time, overshoot, settling time; ``n/a`` where
+    the response never reached it or the axis has no step), saturated fraction, solver steps and
+    timings. A diverged flight's column reads ``DIVERGED`` in every error row (its numbers are
+    meaningless, often inf or NaN).
     """
     names = [r.config.name for r in results]
     blank = f"{'':>{_W}}" if paper else ""
@@ -173,6 +208,7 @@ def metrics_table(results: list[FlightResult], paper: dict | None = PAPER_TABLE_
         ref = f"{paper[key][i]:>{_W}.4e}" if paper and key in paper else blank
         lines.append(f"{title:<{_W}}" + ref + "".join(
             _cell(r.metrics[key][i], ".4e", r.metrics["diverged"]) for r in results))
+    lines += _step_rows(results, blank)
     lines.append(f"{'saturated fraction':<{_W}}" + blank + "".join(
         _cell(r.metrics["saturation_fraction"], ".4f", r.metrics["diverged"]) for r in results))
     lines.append(f"{'diverged':<{_W}}" + blank + "".join(

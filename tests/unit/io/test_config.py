@@ -216,3 +216,97 @@ def test_tilting_configs_load_and_bad_ones_fail_at_load(tmp_path):
         cfg.loads(text.replace("limits = [0.08726646259971647, 0.6981317007977318]", "limits = [0.5, 0.6]"))
     with pytest.raises(cfg.ConfigError, match="fixed-tilt"):
         cfg.loads(text.replace('preset = "cs_a0_ting_6r"', 'preset = "paper_hexarotor"'))
+
+
+STEP = """
+name = "step_check"
+[platform]
+preset = "x500"
+[controller]
+kind = "underactuated"
+[actuators.motor]
+kind = "first_order"
+time_constant = 0.03
+[reference]
+kind = "step"
+start = [0.0, 0.0, 1.0]
+target = [1.0, 0.0, 1.0]
+time = 1.0
+duration = 6.0
+"""
+
+
+def test_step_and_waypoints_references_load():
+    from jaxrotor.reference import Step, Waypoints
+
+    conf = cfg.loads(STEP, "step.toml")
+    ref = conf.flight.reference
+    assert isinstance(ref, Step) and ref.jump_times == (1.0,) and conf.flight.end_time == 6.0
+    assert conf.flight.state0 is None  # the flight starts at rest at the reference's first sample: the start
+    np.testing.assert_array_equal(np.asarray(conf.flight.initial_state(conf.platform).p), [0.0, 0.0, 1.0])
+    hexa = cfg.loads(BASE.replace('kind = "hover"\nduration = 1.0', 'kind = "step"\ntarget = [0.0, 0.5, 1.2]\n'
+                                  'time = 0.5\nduration = 3.0\ntarget_yaw_deg = 30.0\nrise = 0.4')
+                     + "[flight]\nposition = [0.0, 0.0, 1.0]\n", "hex.toml")  # the step starts at [flight] position
+    change = hexa.flight.reference.step_change
+    np.testing.assert_array_equal(change.start, [0.0, 0.0, 1.0])
+    assert change.yaw_target == pytest.approx(np.radians(30.0)) and hexa.flight.reference.jump_times == (0.5, 0.9)
+    way = cfg.loads(BASE.replace('kind = "hover"\nduration = 1.0', 'kind = "waypoints"\n'
+                                 'points = [[0.0, 0.0, 1.0], [1.0, 0.0, 1.0], [1.0, 1.0, 1.5]]\nspeed = 0.5\n'
+                                 'hold = 1.0\nyaw = [0.0, 0.0, 1.0]'), "way.toml").flight.reference
+    assert isinstance(way, Waypoints) and way.points.shape == (3, 3) and way.segment_times == (3.75, 3.75 * 1.25**0.5)
+
+
+@pytest.mark.parametrize("ref, key, words", [
+    ('kind = "step"\ntarget = [1.0, 0.0, 1.0]\ntime = 1.0\nduration = 6.0', "Step parameter `start` is missing",
+     "[flight] position"),
+    ('kind = "step"\nstart = [0.0, 0.0, 1.0]\ntarget = [1.0, 0.0, 1.0]\ntime = 7.0\nduration = 6.0', "`time` = 7.0",
+     "raise duration"),
+    ('kind = "step"\nstart = [0.0, 0.0, 1.0]\ntarget = [1.0, 0.0]\ntime = 1.0\nduration = 6.0', "reference.target",
+     "expected 3 numbers"),
+    ('kind = "waypoints"\npoints = [[0.0, 0.0, 1.0], [1.0, 0.0]]\nspeed = 1.0', "reference.points",
+     "row 1 = [1.0, 0.0]"),
+    ('kind = "waypoints"\npoints = [[0.0, 0.0, 1.0], [1.0, 0.0, 1.0]]', "`speed` = None", "give exactly one"),
+])
+def test_bad_step_and_waypoints_name_the_key_and_the_fix(ref, key, words):
+    with pytest.raises(ConfigError) as err:
+        cfg.loads(BASE.replace('kind = "hover"\nduration = 1.0', ref), "bad.toml")
+    assert key in str(err.value) and words in str(err.value) and "Fix:" in str(err.value)
+
+
+def test_flight_table_sets_the_initial_state():
+    from jaxrotor import so3
+    from jaxrotor.dynamics import hover_inputs
+
+    conf = cfg.loads(BASE + "[flight]\nposition = [1.0, 2.0, 3.0]\nvelocity = [0.5, 0.0, 0.0]\nroll_deg = 10.0\n"
+                     "pitch_deg = -5.0\nyaw_deg = 30.0\nbody_rates = [0.1, 0.2, 0.3]\n", "s.toml")
+    s = conf.flight.state0
+    assert s is conf.flight.initial_state(conf.platform)
+    np.testing.assert_array_equal(np.asarray(s.p), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(np.asarray(s.v), [0.5, 0.0, 0.0])
+    np.testing.assert_array_equal(np.asarray(s.omega), [0.1, 0.2, 0.3])
+    R = so3.rot_z(np.radians(30.0)) @ so3.rot_y(np.radians(-5.0)) @ so3.rot_x(np.radians(10.0))
+    np.testing.assert_allclose(np.asarray(s.R), np.asarray(R), atol=1e-15)
+    np.testing.assert_allclose(np.asarray(s.rotor_speed) ** 2, np.asarray(hover_inputs(conf.platform)), rtol=1e-12)
+    # a quaternion (normalised); every quantity not given is the reference's first sample, at rest
+    q = cfg.loads(BASE + "[flight]\nquaternion = [2.0, 0.0, 0.0, 2.0]\n", "q.toml").flight.state0
+    np.testing.assert_allclose(np.asarray(q.R), np.asarray(so3.rot_z(np.pi / 2)), atol=1e-15)
+    np.testing.assert_array_equal(np.asarray(q.p), [0.0, 0.0, 1.0])
+    np.testing.assert_array_equal(np.asarray(q.v), 0.0)
+    assert cfg.loads(BASE + "[flight]\nsave_dt = 0.02\n", "n.toml").flight.state0 is None
+
+
+@pytest.mark.parametrize("extra, key, words", [
+    ("quaternion = [1.0, 0.0, 0.0, 0.0]\nyaw_deg = 10.0", "flight.quaternion", "also given by `flight.yaw_deg`"),
+    ("quaternion = [0.0, 0.0, 0.0, 0.0]", "flight.quaternion", "zero quaternion"),
+    ("quaternion = [1.0, 0.0, 0.0]", "flight.quaternion", "expected 4 numbers"),
+    ("attitude_deg = [0.0, 0.0, 10.0]", "flight.attitude_deg", "roll_deg = ..., pitch_deg = ..., yaw_deg"),
+    ("position = 1.0", "flight.position", "expected 3 numbers"),
+    ("velocity = [1.0, 0.0, nan]", "flight.velocity", "finite"),
+    ("yaw_deg = \"north\"", "flight.yaw_deg", "expected float"),
+    ("roll = 10.0", "flight.roll", "unknown key"),
+])
+def test_bad_initial_state_names_the_key_and_the_fix(extra, key, words):
+    with pytest.raises(ConfigError) as err:
+        cfg.loads(BASE + "[flight]\n" + extra + "\n", "bad.toml")
+    msg = str(err.value)
+    assert f"`{key}`" in msg and words in msg and "Fix:" in msg, msg

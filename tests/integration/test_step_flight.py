@@ -1,0 +1,72 @@
+"""Step responses flown: a quadrotor (x500, under-actuated controller) through ``jaxrotor simulate`` with the
+step metrics in ``metrics.json`` and the printed table, and the fully actuated paper hexarotor stepping in
+position and heading on a fixed-step solve from an initial state given in ``[flight]``.
+"""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import jaxrotor as jr
+from jaxrotor.cli import main
+from jaxrotor.io import config as cfg
+from jaxrotor.step_response import STEP_KEYS, step_metrics
+from unit.io.test_config import STEP
+
+
+def test_simulate_writes_the_step_metrics(tmp_path):
+    path = tmp_path / "step.toml"
+    path.write_text(STEP.replace("time = 1.0", "time = 0.5"))
+    res = CliRunner().invoke(main, ["simulate", str(path), "--out", str(tmp_path / "o"), "--no-progress",
+                                    "--t1", "3.0"])
+    assert res.exit_code == 0, res.output
+    m = json.loads((tmp_path / "o" / "metrics.json").read_text())
+    assert set(STEP_KEYS) <= set(m) and m["diverged"] is False
+    rise, overshoot, settling = m["step_rise_time"], m["step_overshoot"], m["step_settling_time"]
+    assert len(rise) == len(overshoot) == len(settling) == 3 and m["step_size"] == [1.0, 0.0, 0.0]
+    assert 0.2 < rise[0] < 1.5 and 0.0 <= overshoot[0] < 0.3 and 0.5 < settling[0] < 2.5
+    assert rise[1:] == [None, None] and overshoot[1:] == [None, None]  # no step on y and z
+    assert settling[1] == 0.0  # y never moves; z dips while the vehicle tilts, then settles
+    assert m["step_yaw_rise_time"] is None and m["step_yaw_settling_time"] == 0.0
+    table = {line[:22].strip(): line[22:].split() for line in res.output.splitlines()}
+    assert float(table["step rise x [s]"][0]) == pytest.approx(rise[0], abs=1e-4)
+    assert float(table["step overshoot x [%]"][0]) == pytest.approx(100 * overshoot[0], abs=1e-4)
+    assert "step settling z [s]" in table and "step rise y [s]" not in table
+
+
+def test_fully_actuated_step_in_position_and_heading_from_a_given_initial_state():
+    conf = cfg.loads("""
+name = "hex_step"
+[platform]
+preset = "paper_hexarotor"
+[controller]
+kind = "fully_actuated"
+[reference]
+kind = "step"
+target = [0.3, -0.2, 1.2]
+time = 0.5
+duration = 3.0
+target_yaw_deg = 20.0
+[solver]
+adaptive = false
+dt = 0.002
+[flight]
+position = [0.0, 0.0, 1.0]
+velocity = [0.1, 0.0, 0.0]
+save_dt = 0.01
+""", "hex_step.toml")
+    s0 = conf.flight.state0
+    np.testing.assert_array_equal(np.asarray(s0.v), [0.1, 0.0, 0.0])
+    traj = jr.fly(conf.platform, conf.controller, conf.flight)
+    assert not bool(traj.diverged)
+    m = step_metrics(traj, conf.flight.reference)
+    assert m["step_size"] == pytest.approx([0.3, -0.2, 0.2])
+    assert m["step_yaw_size"] == pytest.approx(math.radians(20.0))
+    # Table III gains: the lateral loop is slow (rise ~1.9 s), the vertical one faster, the yaw loop fastest
+    for i in range(3):
+        assert 0.05 < m["step_rise_time"][i] < 2.5 and 0.0 <= m["step_overshoot"][i] < 0.5
+    assert m["step_rise_time"][2] < 1.0 and m["step_yaw_rise_time"] < 0.3
+    assert 0.0 <= m["step_yaw_overshoot"] < 0.5 and m["step_yaw_settling_time"] < 1.0
