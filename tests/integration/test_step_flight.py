@@ -1,5 +1,5 @@
-"""Step responses flown: a quadrotor (x500, under-actuated controller) through ``jaxrotor simulate`` with the
-step metrics in ``metrics.json`` and the printed table, and the fully actuated paper hexarotor stepping in
+"""Step responses flown: a quadrotor (x500, under-actuated controller) flown as ``jaxrotor simulate`` flies it,
+with the step metrics in ``metrics.json`` and the printed table, and the fully actuated paper hexarotor stepping in
 position and heading on a fixed-step solve from an initial state given in ``[flight]``.
 """
 
@@ -8,21 +8,19 @@ import math
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 import jaxrotor as jr
-from jaxrotor.cli import main
 from jaxrotor.io import config as cfg
 from jaxrotor.step_response import STEP_KEYS, step_metrics
+from jaxrotor.workflows.usecase import run
 from unit.io.test_config import STEP
 
 
 def test_simulate_writes_the_step_metrics(tmp_path):
-    path = tmp_path / "step.toml"
-    path.write_text(STEP.replace("time = 1.0", "time = 0.5"))
-    res = CliRunner().invoke(main, ["simulate", str(path), "--out", str(tmp_path / "o"), "--no-progress",
-                                    "--t1", "3.0"])
-    assert res.exit_code == 0, res.output
+    """What ``jaxrotor simulate`` writes and prints (:func:`jaxrotor.workflows.usecase.run`, which it calls)."""
+    conf = cfg.loads(STEP.replace("time = 1.0", "time = 0.5"), str(tmp_path / "step.toml")).with_t1(3.0)
+    printed = []
+    run(conf, tmp_path / "o", progress=False, echo=printed.append)
     m = json.loads((tmp_path / "o" / "metrics.json").read_text())
     assert set(STEP_KEYS) <= set(m) and m["diverged"] is False
     rise, overshoot, settling = m["step_rise_time"], m["step_overshoot"], m["step_settling_time"]
@@ -31,7 +29,7 @@ def test_simulate_writes_the_step_metrics(tmp_path):
     assert rise[1:] == [None, None] and overshoot[1:] == [None, None]  # no step on y and z
     assert settling[1] == 0.0  # y never moves; z dips while the vehicle tilts, then settles
     assert m["step_yaw_rise_time"] is None and m["step_yaw_settling_time"] == 0.0
-    table = {line[:22].strip(): line[22:].split() for line in res.output.splitlines()}
+    table = {line[:22].strip(): line[22:].split() for line in "\n".join(printed).splitlines()}
     assert float(table["step rise x [s]"][0]) == pytest.approx(rise[0], abs=1e-4)
     assert float(table["step overshoot x [%]"][0]) == pytest.approx(100 * overshoot[0], abs=1e-4)
     assert "step settling z [s]" in table and "step rise y [s]" not in table
