@@ -48,8 +48,9 @@ def feasible_direct(p, roll, pitch):
     return res.status == 0
 
 
-def test_flat_quadrotor_envelope_is_zero_everywhere():
-    quad = presets.get("cs_4r")
+@pytest.mark.parametrize("name", ["cs_4r", "x500"])
+def test_flat_quadrotor_envelope_is_zero_everywhere(name):
+    quad = presets.get(name)  # a plus and an X quadrotor
     env = analysis.hover_envelope(quad)
     assert env.level_hoverable and env.method == "subspace"
     assert np.all(env.max_tilt == 0.0) and env.min_max_tilt == env.max_max_tilt == 0.0
