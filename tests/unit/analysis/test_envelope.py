@@ -164,3 +164,17 @@ def test_json_block(paper_env):
     assert {"max_tilt_deg", "headings_deg", "min_max_tilt_deg", "lateral_force_max", "level_hoverable"} <= set(d)
     assert len(d["max_tilt_deg"]) == len(d["headings_deg"]) == 24 and d["headings_deg"][6] == pytest.approx(90.0)
     assert d["min_max_tilt_deg"] == pytest.approx(min(d["max_tilt_deg"]))
+
+
+def test_linear_program_fallback_agrees_with_the_facets(paper_env):
+    """Unbounded top speed: F_B is unbounded, the envelope comes from the LP march and bisection. The paper
+    hexarotor's limits are rotors stopping (u = 0), and with rank G = n = 6 the hover input is unique, so the
+    envelope is the same as with the 700 rad/s limit."""
+    T = TABLE_II
+    free = star_platform(6, T["arm_length"], mass=T["mass"], c_f=T["c_f"], c_tau=T["c_tau"], alpha=T["alpha0"],
+                         beta=T["beta0"], inertia=T["J_a"], rotor_speed_max=float("inf"))
+    env = analysis.hover_envelope(free, n_headings=8)
+    assert env.method == "lp" and env.lateral_force_max > paper_env.lateral_force_max  # top speed no longer binds
+    np.testing.assert_allclose(env.max_tilt, paper_env.max_tilt[::3], atol=1e-8)
+    c = analysis.hover_at_attitude(free, 0.0, 0.1)
+    assert c.feasible and 0 < c.margin <= 0.5 and np.all(np.isfinite(c.u))
