@@ -56,7 +56,7 @@ class HoverCheck(NamedTuple):
             ``-inf`` when no input at all makes that wrench (it is outside the range of
             ``G``, e.g. any tilted hover of a flat multirotor). For a rotor without an
             upper bound (``u_max = inf``) ``w`` is taken as ``u_ref = m g / sum_i c_f,i``
-            and only its lower bound moves.
+            and only its lower bound moves; ``t`` is capped at 1/2 in every case.
         u: ``(n,)`` the hover inputs at the largest margin [rad^2/s^2] (the most centred
             solution; outside the bounds by at most ``|t| w`` when infeasible); NaN when
             ``margin = -inf``.
