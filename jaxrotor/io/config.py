@@ -132,9 +132,68 @@ class FlightConfig:
         return dataclasses.replace(self, flight=dataclasses.replace(self.flight, t1=t1), compare=compare)
 
 
+#: ``[controller]`` keys of the gain choice (:func:`_controller`): ``gains`` and the :class:`~jaxrotor.gains.GainSpec`.
+GAIN_KEYS = {"bandwidth_position": "position_bandwidth", "bandwidth_attitude": "attitude_bandwidth",
+             "bandwidth_yaw": "yaw_bandwidth", "damping": "damping", "integral_ratio": "integral"}
+
+
 def _controller(t: Table):
-    """``[controller]``: a registered ``"controller"`` kind (default ``fully_actuated``)."""
-    return t.build("controller", "fully_actuated")
+    """``[controller]``: a registered ``"controller"`` kind (default ``fully_actuated``) and its gain choice.
+
+    ``gains = "auto"`` (the default when no gain ``K_*`` is given) computes the gains from the vehicle and
+    the flight (:func:`jaxrotor.gains.auto_gains`, with ``bandwidth_position``, ``bandwidth_attitude``,
+    ``bandwidth_yaw`` [rad/s], ``damping`` and ``integral_ratio``); gains given as ``K_*`` replace the
+    computed ones. ``gains = "default"`` keeps the controller's built-in gains (Table III for
+    ``fully_actuated``) except the ones given.
+
+    Returns:
+        ``(controller, spec, given)``: the controller, the :class:`~jaxrotor.gains.GainSpec` when the gains are
+        computed (``None`` otherwise), and the names of the gains the table gives.
+    """
+    from ..control import GAIN_NAMES
+    from ..gains import GainSpec
+
+    mode = t.get("gains", str, None)
+    given = tuple(g for g in GAIN_NAMES if g in t.data)
+    if mode is None:
+        mode = "default" if given else "auto"
+    if mode not in ("auto", "default"):
+        raise t.fail("gains", mode, "unknown gain choice", 'write gains = "auto" (from the vehicle) or gains = '
+                     '"default" (the controller\'s built-in gains), or give the six K_* gains')
+    spec_kw = {}
+    for key, field in GAIN_KEYS.items():
+        v = t.number(key, None, fix="a number, e.g. 8.0 rad/s for a bandwidth, 0.8 for damping, 0.2 for integral_ratio")
+        if v is not None:
+            if mode != "auto":
+                raise t.fail(key, v, 'it sets a bandwidth of the computed gains, but gains = "default"',
+                             'write gains = "auto" or remove the key')
+            spec_kw[field] = v
+    controller = t.build("controller", "fully_actuated")  # the keys above are marked used: not refused
+    if mode != "auto":
+        return controller, None, given
+    try:
+        spec = GainSpec(**spec_kw)
+    except ValueError as err:
+        raise t.error(f"[{t.path}]: {err}") from None
+    return controller, spec, given
+
+
+def _auto_gains(t: Table, controller, spec, given, platform, flight):
+    """``controller`` with :func:`jaxrotor.gains.auto_gains` for ``platform`` and ``flight``, the ``given`` gains kept."""
+    from ..gains import with_auto_gains
+
+    if spec is None:
+        return controller
+    try:
+        auto = with_auto_gains(controller, platform, flight, spec)
+    except ValueError as err:
+        raise t.error(f"[controller] gains = \"auto\": {err}") from None
+    if given:
+        import equinox as eqx
+
+        auto = eqx.tree_at(lambda c: tuple(getattr(c, g) for g in given), auto,
+                           tuple(getattr(controller, g) for g in given))
+    return auto
 
 
 def _allocator(t: Table):
@@ -303,7 +362,8 @@ def from_dict(data: dict, source: str = "<dict>", base_dir: Path | None = None) 
     if "reference" not in data:
         raise top.error("missing table `[reference]`. Fix: add [reference] with kind = \"paper_maneuver\" "
                         "(or figure_eight, circle, hover).")
-    controller = _controller(top.table("controller"))
+    controller_table = top.table("controller")
+    controller, gain_spec, given_gains = _controller(controller_table)
     allocator = _allocator(top.table("allocator"))
     actuators = _actuators(top.table("actuators"))
     flight_table = top.table("flight")
@@ -320,6 +380,7 @@ def from_dict(data: dict, source: str = "<dict>", base_dir: Path | None = None) 
     except ValueError as err:
         raise top.error(f"[allocator]/[reference]: {err}") from None
     flight = robust_config.flight_tables(top, flight)  # [control], [sensors], [wind]
+    controller = _auto_gains(controller_table, controller, gain_spec, given_gains, platform, flight)
     compare = None
     cmp_name = top.get("compare", str, None)
     if cmp_name is not None:
