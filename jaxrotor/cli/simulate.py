@@ -25,8 +25,12 @@ import click
               help="Frames per second of --animate.")
 @click.option("--strict", is_flag=True,
               help="Exit with status 3, before flying, when the closed loop linearised about hover is unstable.")
+@click.option("--allow-failure", is_flag=True,
+              help="Exit with status 0 even when a flight's verdict is raised (the verdict is still printed and "
+                   "written).")
 def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32: bool, t1: float | None,
-             physics: bool | None, animate: bool = False, fps: float = 25.0, strict: bool = False) -> None:
+             physics: bool | None, animate: bool = False, fps: float = 25.0, strict: bool = False,
+             allow_failure: bool = False) -> None:
     """Fly CONFIG (a TOML file, see configs/); without CONFIG, the paper's hexarotor use case on both layers.
 
     Without CONFIG the use case is also flown on the physics layer (MuJoCo):
@@ -39,8 +43,19 @@ def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32
     flight.gif (the vehicle's arms, rotors and spin axes, its trace and the reference, at --fps).
     Before flying, prints the verdict of the closed loop linearised about hover
     (jaxrotor.analysis.closed_loop_stability) and warns when it is unstable.
-    Exits with status 1 if a flight diverged (its table column reads DIVERGED),
-    2 for a configuration error, 3 with --strict for an unstable closed loop (nothing flown).
+
+    Each flight ends with a verdict (jaxrotor.verdict): ok, or the reasons among
+    diverged, lost_tracking, saturated, unstable, infeasible, printed as the last
+    lines and written as "verdict" in metrics.json (thresholds: the [flight] keys
+    max_saturation, max_position_error, position_error_fraction, max_attitude_error,
+    settle_time, error_growth, growth_windows).
+
+    \b
+    Exit status:
+      0  every flight's verdict is ok (or --allow-failure)
+      1  a verdict is raised (a diverged flight's table column reads DIVERGED)
+      2  configuration error (nothing flown)
+      3  --strict and the closed loop linearised about hover is unstable (nothing flown)
     """
     from ._setup import setup_jax
 
@@ -55,13 +70,13 @@ def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32
     except (cfg.ConfigError, ValueError) as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
-    from .analyze import stability_check
-
-    if not stability_check(conf, click.echo, strict):
+    ok, reports = preflight_stability(conf, click.echo, strict)
+    if not ok:
         click.echo("error: the closed loop is unstable about hover (--strict): not flying.", err=True)
         sys.exit(3)
     physics = config is None if physics is None else physics
-    metrics = usecase.run(conf, out_dir, progress=not no_progress, echo=click.echo, physics=physics)
+    metrics = usecase.run(conf, out_dir, progress=not no_progress, echo=click.echo, physics=physics,
+                          stability=reports)
     if animate:
         from ..io.animation import animate_trajectory_file
 
@@ -69,10 +84,51 @@ def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32
         gif = animate_trajectory_file(out / "trajectory.npz", conf.platform, out / "flight.gif", fps=fps,
                                       title=str(metrics.get("label", conf.name)))
         click.echo(f"wrote {gif}")
-    if (metrics["diverged"] or (metrics.get("compare") or {}).get("diverged")
-            or (metrics.get("physics") or {}).get("diverged")):
+    flights = [metrics] + [metrics[k] for k in ("compare", "physics") if metrics.get(k)]
+    if any(m["diverged"] for m in flights):
         click.echo("error: a flight diverged; its metrics are not meaningful.", err=True)
+    failed = [m["name"] for m in flights if m.get("verdict", "ok") != "ok"]
+    if failed and not allow_failure:
+        click.echo(f"error: the verdict of {', '.join(failed)} is raised (pass --allow-failure to exit 0).", err=True)
         sys.exit(1)
+
+
+def preflight_stability(conf, echo, strict: bool = False) -> tuple[bool, dict]:
+    """The closed loop of ``conf`` (and of its comparison flight) linearised about hover, before flying.
+
+    Prints each verdict (and, for an unstable loop, a warning on stderr) as
+    :func:`jaxrotor.cli.analyze.stability_check` does, and returns ``(ok, reports)``: ``ok`` is ``False``
+    when ``strict`` and a loop is unstable (the caller exits 3 before flying); ``reports`` maps each
+    flight's name to its :class:`~jaxrotor.analysis.StabilityReport`, which the flight's verdict reuses
+    (a loop that cannot be linearised is noted and left out).
+    """
+    from ..analysis.stability import closed_loop_stability
+
+    ok, reports = True, {}
+    for tag, c in (("", conf), (" (comparison)", conf.compare)):
+        if c is None:
+            continue
+        try:
+            rep = closed_loop_stability(c.platform, c.controller, c.flight)
+        except Exception as err:  # a diagnostic only: the flight itself reports what is wrong
+            echo(f"note: closed-loop stability{tag} not computed ({type(err).__name__}: {err})", err=True)
+            continue
+        reports[c.name] = rep
+        echo(f"closed-loop stability{tag} (linearised about hover, {rep.setting}): {rep.summary()}")
+        if not bool(rep.stable):
+            ok = False
+            m = rep.modes[0] if rep.modes else None
+            what = (f"a {m['axis']} mode grows at {m['growth_rate']:+.3g} 1/s ({m['frequency_hz']:.3g} Hz)"
+                    if m is not None and m["growth_rate"] > 0 else rep.summary())
+            if not bool(rep.equilibrium_found):
+                echo(f"warning: {c.name}{tag}: no hover equilibrium found ({rep.summary()}): the vehicle may not "
+                     "hold level hover within its input bounds"
+                     + ("." if strict else "; pass --strict to stop before flying."), err=True)
+                continue
+            echo(f"warning: {c.name}{tag}: the closed loop is unstable about hover: {what}. The flight will "
+                 "diverge from small errors; retune the gains (e.g. lower the gains of that axis) or the actuators"
+                 + ("." if strict else ", or pass --strict to stop before flying."), err=True)
+    return ok or not strict, reports
 
 
 COMMANDS = [simulate]

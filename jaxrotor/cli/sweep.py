@@ -23,10 +23,18 @@ def sweep(config: str, out_dir: str | None, no_progress: bool, float32: bool, t1
           distributed: bool) -> None:
     """Fly CONFIG (a flight TOML with a [sweep] table, see configs/sweep_tilt.toml) at every sweep point.
 
-    Writes sweep.csv (parameters, every flight metric, diverged), the figures
+    Writes sweep.csv (parameters, every flight metric, diverged, verdict), the figures
     (metric against the parameter, or a heat map over two parameters) and
-    chunks/ (finished chunks; a rerun skips them). Exits 2 for a configuration
-    error, 1 if any point diverged (its row says diverged = True).
+    chunks/ (finished chunks; a rerun skips them). Each row's verdict is ok or the
+    reasons raised for that point joined by ';' (diverged, lost_tracking,
+    saturated; thresholds from [flight], see jaxrotor.verdict); a raised verdict is
+    reported, it does not fail the sweep.
+
+    \b
+    Exit status:
+      0  every point flew (verdicts may be raised: see the verdict column)
+      1  a point diverged (its row says diverged = True)
+      2  configuration error (nothing flown)
     """
     import jax
 
@@ -52,6 +60,15 @@ def sweep(config: str, out_dir: str | None, no_progress: bool, float32: bool, t1
     result = run_sweep(conf, out, progress=not no_progress, echo=click.echo)
     for p in result["figures"]:
         click.echo(f"wrote {p}")
+    if result["failed"]:
+        counts: dict[str, int] = {}
+        for row in result["rows"]:
+            for reason in ([] if row["verdict"] == "ok" else row["verdict"].split(";")):
+                counts[reason] = counts.get(reason, 0) + 1
+        click.echo(f"verdict: {result['failed']} of {result['points']} points raised ("
+                   + ", ".join(f"{k}: {v}" for k, v in counts.items()) + "; column verdict of sweep.csv)")
+    else:
+        click.echo(f"verdict: ok at all {result['points']} points")
     if result["diverged"]:
         click.echo(f"warning: {result['diverged']} of {result['points']} points diverged (rows with diverged = True).",
                    err=True)

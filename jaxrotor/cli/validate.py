@@ -25,8 +25,12 @@ import click
               help="Frames per second of --animate.")
 @click.option("--strict", is_flag=True,
               help="Exit with status 3, before flying, when the closed loop linearised about hover is unstable.")
+@click.option("--allow-failure", is_flag=True,
+              help="Exit with status 0 even when a layer's verdict is raised (the verdicts are still printed and "
+                   "written).")
 def validate(config: str | None, out_dir: str | None, t1: float | None, control_period: float | None,
-             no_figures: bool, animate: bool = False, fps: float = 25.0, strict: bool = False) -> None:
+             no_figures: bool, animate: bool = False, fps: float = 25.0, strict: bool = False,
+             allow_failure: bool = False) -> None:
     """Fly CONFIG (default: the paper's use case) on the analytic and the physics (MuJoCo) layer.
 
     Prints Table IV with the paper's columns (a, p, p - a) beside jaxrotor's, and
@@ -35,9 +39,17 @@ def validate(config: str | None, out_dir: str | None, t1: float | None, control_
     (the physics layer's trajectory_physics.npz) and flight.gif (the analytic
     layer's flight, saved as trajectory.npz), each with the reference path, at --fps.
     Before flying, prints the verdict of the closed loop linearised about hover (analytic
-    layer) and warns when it is unstable.
-    Exits 1 if a flight diverged, 2 for a configuration error, 3 with --strict for an
-    unstable closed loop (nothing flown).
+    layer) and warns when it is unstable. Each layer's flight ends with a verdict
+    (jaxrotor.verdict: ok, or diverged, lost_tracking, saturated, unstable, infeasible),
+    printed as the last lines and written as verdict_analytic and verdict_physics in
+    validation.json.
+
+    \b
+    Exit status:
+      0  both layers' verdicts are ok (or --allow-failure)
+      1  a layer's verdict is raised (a diverged flight included)
+      2  configuration error (nothing flown)
+      3  --strict and the closed loop linearised about hover is unstable (nothing flown)
     """
     from ._setup import setup_jax
 
@@ -55,18 +67,24 @@ def validate(config: str | None, out_dir: str | None, t1: float | None, control_
     except (cfg.ConfigError, ValueError) as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
-    from .analyze import stability_check
+    from .simulate import preflight_stability
 
-    if not stability_check(conf, click.echo, strict):
+    ok, reports = preflight_stability(conf, click.echo, strict)
+    if not ok:
         click.echo("error: the closed loop is unstable about hover (--strict): not flying.", err=True)
         sys.exit(3)
     result = pv.validate(conf, out_dir, settings=settings, echo=click.echo, figures=not no_figures,
                          save_analytic=animate,
-                         physics_control_rate=None if control_period is None else 1.0 / control_period)
+                         physics_control_rate=None if control_period is None else 1.0 / control_period,
+                         stability=reports.get(conf.name))
     if animate:
         _animate_layers(conf, pv.output_dir(conf, out_dir), fps, str(result.get("label", conf.name)))
     if result["diverged"]:
         click.echo("error: a flight diverged; its metrics are not meaningful.", err=True)
+    failed = [layer for layer in ("analytic", "physics") if result[f"verdict_{layer}"] != "ok"]
+    if failed and not allow_failure:
+        click.echo(f"error: the verdict of the {' and the '.join(failed)} layer is raised (pass --allow-failure to "
+                   "exit 0).", err=True)
         sys.exit(1)
 
 

@@ -28,8 +28,12 @@ writes each finished chunk to ``OUT/chunks/chunk_NNNNN.npz`` (a rerun skips the 
 whose file holds the same points) and finally ``OUT/sweep.csv``: one row per point with
 its parameters, every metric of :func:`jaxrotor.metrics.flight_metrics`
 (:meth:`~jaxrotor.metrics.FlightMetrics.to_dict` keys; a ``(3,)`` metric gives
-columns ``name[0..2]``) and ``diverged``. A diverged point is a row with
-``diverged = True``, never an exception. Figures: the metric against the parameter
+columns ``name[0..2]``), ``diverged`` and ``verdict``: ``ok`` or the raised reasons
+joined by ``;`` (:mod:`jaxrotor.verdict` with the flight's ``[flight]`` thresholds; the
+reasons measured in flight, ``diverged``, ``lost_tracking``, ``saturated``: the
+linearised stability and the hover feasibility are a design's, reported by
+``jaxrotor analyze``). A diverged point is a row with ``diverged = True``, a failed one
+a row with its verdict, never an exception. Figures: the metric against the parameter
 (one axis) or a heat map over the two first axes.
 """
 
@@ -56,6 +60,7 @@ from ..io.toml import Table, read_toml
 from ..metrics import FlightMetrics, flight_metrics
 from ..optimize.parameters import Parameters, rederive
 from ..optimize.problem import Design
+from ..verdict import VerdictMeasures, VerdictThresholds, decide, verdict_measures
 
 __all__ = [
     "SWEEP_KINDS",
@@ -199,7 +204,9 @@ def _available_bytes() -> float:
 
 
 class SweepRunner:
-    """The compiled-once function of a sweep: parameter values -> :class:`~jaxrotor.metrics.FlightMetrics`.
+    """The compiled-once function of a sweep: parameter values -> :class:`~jaxrotor.metrics.FlightMetrics` and
+    :class:`~jaxrotor.verdict.VerdictMeasures` (measured with ``thresholds``, default
+    :class:`~jaxrotor.verdict.VerdictThresholds`).
 
     A fixed-step flight is flown with its Runge-Kutta stages written out
     (``Integrator(unroll=True)``: longer compilation, fastest run). ``runner(values)`` with ``values`` ``(B, d)`` flies ``B`` members (``vmap``; sharded over
@@ -210,12 +217,13 @@ class SweepRunner:
         design: the base design. axes: the swept axes. parameters: the selected leaves.
     """
 
-    def __init__(self, design: Design, axes, mesh=None):
+    def __init__(self, design: Design, axes, mesh=None, thresholds: VerdictThresholds | None = None):
         design.flight.check(design.platform, design.controller)  # before compiling: rank, tilt settings
         integ = design.flight.integrator
         if not integ.adaptive and integ.scan and not integ.unroll:  # compiled once, flown many times: unroll
             design = eqx.tree_at(lambda d: d.flight.integrator, design, dataclasses.replace(integ, unroll=True))
         self.design, self.axes, self.mesh = design, tuple(axes), mesh
+        self.thresholds = thresholds = thresholds if thresholds is not None else VerdictThresholds()
         paths = {}
         for axis in self.axes:
             paths[_INDEX.match(axis.path).group("path")] = None
@@ -232,7 +240,7 @@ class SweepRunner:
                 vec = vec.at[idx].set(values[j].astype(vec.dtype))
             d = rederive(eqx.combine(unravel(vec), rest))  # a swept arm length moves the mass model
             traj = fly(d.platform, d.controller, d.flight)
-            return flight_metrics(traj, d.platform, d.flight)
+            return flight_metrics(traj, d.platform, d.flight), verdict_measures(traj, d.platform, d.flight, thresholds)
 
         self._member: Callable = member
 
@@ -242,8 +250,8 @@ class SweepRunner:
         leaves = jax.tree_util.tree_leaves(jax.eval_shape(lambda x: fly(x.platform, x.controller, x.flight), d))
         return int(sum(math.prod(x.shape) * np.dtype(x.dtype).itemsize for x in leaves))
 
-    def __call__(self, values) -> FlightMetrics:
-        """Metrics of the members ``values`` ``(B, d)``."""
+    def __call__(self, values) -> tuple[FlightMetrics, VerdictMeasures]:
+        """Metrics and verdict measures of the members ``values`` ``(B, d)`` (leading batch axis ``B``)."""
         values = jnp.asarray(values, dtype=jnp.result_type(float))
         return _batch.map_batch(self._member, values, self.mesh, shared=self._shared)
 
@@ -330,7 +338,7 @@ def sweep_from_dict(data: dict, source: str = "<dict>", base_dir: Path | None = 
         raise t.fail("chunk", chunk, "a chunk needs at least one member", "give chunk >= 1")
     t.check_unknown()
     try:
-        runner = SweepRunner(Design(conf.platform, conf.controller, conf.flight), axes, mesh)
+        runner = SweepRunner(Design(conf.platform, conf.controller, conf.flight), axes, mesh, conf.thresholds)
     except ValueError as err:
         raise t.error(f"[sweep.parameters]: {err}") from None
     chunk_given = chunk is not None
@@ -366,7 +374,8 @@ def metric_columns(metrics: dict) -> list[str]:
     return cols
 
 
-def _rows(metrics: FlightMetrics, n: int) -> list[dict]:
+def _rows(metrics: FlightMetrics, measures: VerdictMeasures, n: int, thresholds: VerdictThresholds,
+          tracks_attitude: bool) -> list[dict]:
     out = []
     for i in range(n):
         m = jax.tree_util.tree_map(lambda x, i=i: x[i], metrics).to_dict()
@@ -376,6 +385,9 @@ def _rows(metrics: FlightMetrics, n: int) -> list[dict]:
                 row.update({f"{k}[{j}]": x for j, x in enumerate(v)})
             else:
                 row[k] = v
+        verdict = decide(jax.tree_util.tree_map(lambda x, i=i: x[i], measures), thresholds,
+                         tracks_attitude=tracks_attitude)
+        row["verdict"] = "ok" if verdict.ok else ";".join(verdict.reasons)
         out.append(row)
     return out
 
@@ -389,8 +401,8 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True, e
     devices and process 0 writes the files.
 
     Returns:
-        ``{"csv": path, "figures": [paths], "points": N, "diverged": count, "chunks_flown": k,
-        "chunks_skipped": s, "rows": [row dicts]}``.
+        ``{"csv": path, "figures": [paths], "points": N, "diverged": count, "failed": count of rows whose
+        verdict is not ok, "chunks_flown": k, "chunks_skipped": s, "rows": [row dicts]}``.
     """
     from tqdm.auto import tqdm
 
@@ -401,7 +413,8 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True, e
         chunks_dir.mkdir(parents=True, exist_ok=True)
     runner = config.runner
     if runner is None or mesh is not None:
-        runner = SweepRunner(config.design, config.spec.axes, mesh if mesh is not None else _default_mesh())
+        runner = SweepRunner(config.design, config.spec.axes, mesh if mesh is not None else _default_mesh(),
+                             config.flight_config.thresholds)
     elif runner.mesh is None:
         runner.mesh = _default_mesh()
     points = sweep_points(config.spec)
@@ -414,30 +427,33 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True, e
         done = np.asarray(multihost_utils.broadcast_one_to_all(done))
     rows: list[dict] = []
     flown = 0
+    tracks = bool(config.flight_config.controller.tracks_attitude)
     bar = tqdm(total=n, disable=not progress, desc=f"sweep {config.name}", unit="pt")
     for k, s in enumerate(starts):
         path = chunks_dir / f"chunk_{k:05d}.npz"
         vals = points[s:s + c]
         if not done[k]:
             padded = np.concatenate([vals, np.repeat(vals[-1:], c - len(vals), axis=0)]) if len(vals) < c else vals
-            metrics = runner(padded)
-            metrics = _head(metrics, len(vals))
+            metrics, measures = _head(runner(padded), len(vals))
             if writer:
                 arrays = {f"m_{f.name}": np.asarray(getattr(metrics, f.name)) for f in dataclasses.fields(metrics)}
+                arrays.update({f"v_{f.name}": np.asarray(getattr(measures, f.name))
+                               for f in dataclasses.fields(measures)})
                 tmp = path.with_suffix(".tmp.npz")
                 np.savez(tmp, points=vals, **arrays)
                 tmp.replace(path)
             flown += 1
         else:
-            metrics = _load_chunk(path)
-        rows.extend(_rows(metrics, len(vals)))
+            metrics, measures = _load_chunk(path)
+        rows.extend(_rows(metrics, measures, len(vals), runner.thresholds, tracks))
         bar.update(len(vals))
     bar.close()
     names = [_INDEX.match(a.path).group(0) for a in config.spec.axes]
     table = [{**dict(zip(names, map(float, p))), **r} for p, r in zip(points, rows)]
     diverged = sum(bool(r["diverged"]) for r in table)
-    result = {"csv": out / "sweep.csv", "figures": [], "points": n, "diverged": diverged, "chunks_flown": flown,
-              "chunks_skipped": int(done.sum()), "rows": table}
+    failed = sum(r["verdict"] != "ok" for r in table)
+    result = {"csv": out / "sweep.csv", "figures": [], "points": n, "diverged": diverged, "failed": failed,
+              "chunks_flown": flown, "chunks_skipped": int(done.sum()), "rows": table}
     if writer:
         cols = names + [k for k in table[0] if k not in names]
         with open(out / "sweep.csv", "w", newline="") as fh:
@@ -446,13 +462,14 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True, e
             w.writerows(table)
         if figures:
             result["figures"] = _figures(config, points, table, out)
-    echo(f"sweep {config.name}: {n} points ({flown} chunks flown, {int(done.sum())} reused), {diverged} diverged"
+    echo(f"sweep {config.name}: {n} points ({flown} chunks flown, {int(done.sum())} reused), {diverged} diverged, "
+         f"{failed} with a raised verdict (column verdict)"
          + (f"; wrote {out / 'sweep.csv'}" if writer else ""))
     return result
 
 
-def _head(metrics: FlightMetrics, n: int) -> FlightMetrics:
-    """The first ``n`` members of a batch of metrics, as numpy arrays (a padded chunk's real members)."""
+def _head(metrics, n: int):
+    """The first ``n`` members of a batch of metrics (any pytree), as numpy arrays (a padded chunk's real members)."""
     return jax.tree_util.tree_map(lambda x: np.asarray(x)[:n], metrics)
 
 
@@ -465,14 +482,16 @@ def _chunk_done(path: Path, vals: np.ndarray) -> bool:
         return False
     try:
         with np.load(path) as z:
-            return z["points"].shape == vals.shape and bool(np.array_equal(z["points"], vals))
+            return (z["points"].shape == vals.shape and bool(np.array_equal(z["points"], vals))
+                    and all(f"v_{f.name}" in z for f in dataclasses.fields(VerdictMeasures)))
     except (OSError, ValueError, KeyError):
         return False
 
 
-def _load_chunk(path: Path) -> FlightMetrics:
+def _load_chunk(path: Path) -> tuple[FlightMetrics, VerdictMeasures]:
     with np.load(path) as z:
-        return FlightMetrics(**{f.name: z[f"m_{f.name}"] for f in dataclasses.fields(FlightMetrics)})
+        return (FlightMetrics(**{f.name: z[f"m_{f.name}"] for f in dataclasses.fields(FlightMetrics)}),
+                VerdictMeasures(**{f.name: z[f"v_{f.name}"] for f in dataclasses.fields(VerdictMeasures)}))
 
 
 def _figures(config: SweepConfig, points: np.ndarray, table: list[dict], out: Path) -> list[Path]:

@@ -35,6 +35,7 @@ from ..io.config import FlightConfig
 from ..io.npz import save_trajectory
 from ..metrics import FlightMetrics, flight_metrics
 from ..reference import paper_maneuver
+from ..verdict import Feasibility, Verdict, flight_verdict, hover_feasibility, verdict_line
 from ..step_response import step_metrics
 
 __all__ = [
@@ -58,18 +59,22 @@ PAPER_TABLE_IV = {
 }
 
 #: Keys of one flight's ``metrics.json`` entry besides the :class:`~jaxrotor.metrics.FlightMetrics` fields:
-#: run name, Table I label (and its ASCII form), wall-clock time of the compiled run and of compilation [s].
-RUN_KEYS = ("name", "label", "label_ascii", "wall_time_s", "compile_time_s")
+#: run name, Table I label (and its ASCII form), wall-clock time of the compiled run and of compilation [s],
+#: and the flight's verdict (``"ok"`` or the list of reasons, :meth:`jaxrotor.verdict.Verdict.to_json`).
+RUN_KEYS = ("name", "label", "label_ascii", "wall_time_s", "compile_time_s", "verdict")
 
 
 @dataclasses.dataclass
 class FlightResult:
-    """One flown configuration: the trajectory, its metrics (plain floats/lists) and timings [s]."""
+    """One flown configuration: the trajectory, its metrics (plain floats/lists), timings [s], its
+    :class:`~jaxrotor.verdict.Verdict` and the :class:`~jaxrotor.verdict.Feasibility` it was judged with."""
     config: FlightConfig
     trajectory: object
     metrics: dict
     compile_time_s: float
     wall_time_s: float
+    verdict: Verdict | None = None
+    feasibility: Feasibility | None = None
 
 
 def _config(name, platform, controller, allocator, actuators, compare=None) -> FlightConfig:
@@ -115,13 +120,17 @@ def compiled_metrics(traj, platform, flight=None) -> FlightMetrics:
     return flight_metrics(traj, platform, flight)
 
 
-def fly(config: FlightConfig) -> FlightResult:
+def fly(config: FlightConfig, stability=None) -> FlightResult:
     """Compile and fly one configuration with :func:`jaxrotor.fly`; time the compiled run apart from compilation.
 
     The metrics are :func:`jaxrotor.metrics.flight_metrics` in their JSON form
     (:meth:`~jaxrotor.metrics.FlightMetrics.to_dict`) plus :data:`RUN_KEYS`, and for a step reference
     the step response (:func:`jaxrotor.step_response.step_metrics`: ``step_rise_time``,
     ``step_overshoot``, ``step_settling_time`` per axis, ...).
+
+    The flight is judged (:func:`jaxrotor.verdict.flight_verdict` with ``config.thresholds``, the hover
+    feasibility of :func:`jaxrotor.verdict.hover_feasibility` and ``stability``, the
+    :class:`~jaxrotor.analysis.StabilityReport` computed before it flew, if any): ``metrics["verdict"]``.
     """
     t0 = time.perf_counter()
     traj = fly_flight(config.platform, config.controller, config.flight)
@@ -140,8 +149,15 @@ def fly(config: FlightConfig) -> FlightResult:
         "wall_time_s": wall,
         "compile_time_s": max(first - wall, 0.0),
     }
+    try:
+        feasibility = hover_feasibility(config.platform, config.flight, config.controller, traj.R_ref)
+    except Exception:  # a diagnostic only (the linear programs): the flight's own measures still judge it
+        feasibility = None
+    verdict = flight_verdict(traj, config.platform, config.flight, thresholds=config.thresholds,
+                             controller=config.controller, stability=stability, feasibility=feasibility)
+    metrics["verdict"] = verdict.to_json()
     return FlightResult(config=config, trajectory=traj, metrics=metrics, compile_time_s=metrics["compile_time_s"],
-                        wall_time_s=wall)
+                        wall_time_s=wall, verdict=verdict, feasibility=feasibility)
 
 
 _W = 22  # column width of the metrics table
@@ -213,16 +229,20 @@ def metrics_table(results: list[FlightResult], paper: dict | None = PAPER_TABLE_
         _cell(r.metrics["saturation_fraction"], ".4f", r.metrics["diverged"]) for r in results))
     lines.append(f"{'diverged':<{_W}}" + blank + "".join(
         f"{'DIVERGED' if r.metrics['diverged'] else 'no':>{_W}}" for r in results))
+    lines.append(f"{'verdict':<{_W}}" + blank + "".join(
+        f"{'ok' if r.metrics.get('verdict', 'ok') == 'ok' else 'FAILED':>{_W}}" for r in results))
     for title, key, fmt in (("solver steps", "num_steps", "d"), ("wall time [s]", "wall_time_s", ".4f"),
                             ("compile time [s]", "compile_time_s", ".2f")):
         lines.append(f"{title:<{_W}}" + blank + "".join(_cell(r.metrics[key], fmt, False) for r in results))
     return "\n".join(lines)
 
 
-def fly_physics_layer(config: FlightConfig) -> dict:
+def fly_physics_layer(config: FlightConfig, stability=None, feasibility: Feasibility | None = None) -> dict:
     """Fly ``config`` on the physics layer (MuJoCo C engine, :func:`jaxrotor.physics.fly_physics` with
     :func:`jaxrotor.workflows.compare.physics_settings`) and return its metrics in the JSON form of :func:`fly`
-    (plus ``mass`` [kg] and ``inertia`` [kg m^2] of the engine's model), with the result under ``"_result"``."""
+    (plus ``mass`` [kg] and ``inertia`` [kg m^2] of the engine's model), with the result under ``"_result"``
+    and its :class:`~jaxrotor.verdict.Verdict` under ``"_verdict"`` (judged with ``stability`` and
+    ``feasibility``, those of the analytic flight of the same vehicle; ``None``: not judged on them)."""
     from ..physics.engine import fly_physics
     from ..physics.mjcf import build_model
     from .compare import physics_settings
@@ -231,6 +251,8 @@ def fly_physics_layer(config: FlightConfig) -> dict:
     t0 = time.perf_counter()
     pm = build_model(config.platform, settings.parts, settings.options)
     res = fly_physics(config.platform, config.controller, config.flight, settings, model=pm)
+    verdict = flight_verdict(res.trajectory, pm.physics_platform(), config.flight, thresholds=config.thresholds,
+                             controller=config.controller, stability=stability, feasibility=feasibility)
     return {
         "name": f"{config.name}_physics",
         "label": config.platform.label(),
@@ -240,12 +262,14 @@ def fly_physics_layer(config: FlightConfig) -> dict:
         "compile_time_s": max(time.perf_counter() - t0 - res.wall_time_s, 0.0),
         "mass": pm.mass,
         "inertia": pm.inertia,
+        "verdict": verdict.to_json(),
         "_result": res,
+        "_verdict": verdict,
     }
 
 
 def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool = True, echo=print,
-        physics: bool = False) -> dict:
+        physics: bool = False, stability: dict | None = None) -> dict:
     """Fly ``config`` (and ``config.compare``), print the metrics table, write outputs into ``out_dir``.
 
     With ``physics``, ``config`` is also flown on the physics layer (:func:`fly_physics_layer`):
@@ -262,12 +286,18 @@ def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool 
     and for the paper's flights the Table IV values under ``"paper_table_iv_analytic"``.
     Non-finite numbers (a diverged flight) are written as ``null``.
 
+    Every flight (the comparison and the physics-layer flight too) is judged
+    (:mod:`jaxrotor.verdict`): its ``verdict`` is ``"ok"`` or the list of reasons, and the printout ends
+    with one verdict line per flight. ``stability`` maps a flight's name to the
+    :class:`~jaxrotor.analysis.StabilityReport` of its closed loop computed before flying (the physics-layer
+    flight takes that of ``config``); a flight without one is not judged ``unstable``.
+
     Returns:
         The ``metrics.json`` content (with ``physics``: plus ``"physics"``, the ``metrics_physics.json`` content).
     """
     from tqdm.auto import tqdm
 
-
+    stability = stability or {}
     out = Path(out_dir) if out_dir is not None else Path("jaxrotor-out") / config.name
     out.mkdir(parents=True, exist_ok=True)
     configs = [config] + ([config.compare] if config.compare is not None else [])
@@ -276,13 +306,13 @@ def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool 
     results = []
     for c in configs:
         bar.set_postfix_str(f"compiling + flying {c.name}")
-        results.append(fly(c))
+        results.append(fly(c, stability=stability.get(c.name)))
         bar.update()
     runs = {r.config.name: r.trajectory for r in results}
     phys = None
     if physics:
         bar.set_postfix_str("building + flying the physics layer")
-        phys = fly_physics_layer(config)
+        phys = fly_physics_layer(config, stability=stability.get(config.name), feasibility=results[0].feasibility)
         bar.update()
     bar.set_postfix_str("drawing figures")
     label = results[0].metrics["label"]
@@ -315,7 +345,7 @@ def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool 
 
         _, dw_max, dw_steady = delta_omega(results[0].trajectory, phys["_result"].trajectory,
                                            config.flight.reference.jump_times)
-        physics_metrics = {k: v for k, v in phys.items() if k != "_result"}
+        physics_metrics = {k: v for k, v in phys.items() if not k.startswith("_")}
         physics_metrics.update(max_abs_delta_omega=dw_max, max_abs_delta_omega_steady=dw_steady)
         if paper:
             physics_metrics["paper_table_iv"] = PAPER_BOTH
@@ -343,4 +373,8 @@ def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool 
         if r.metrics["diverged"]:
             echo(f"WARNING: flight {r.config.name!r} DIVERGED (non-finite or runaway state, or solver failure).")
     echo(f"outputs written to {out}")
+    verdicts = {r.config.name: r.verdict for r in results}
+    if phys is not None:
+        verdicts[phys["name"]] = phys["_verdict"]
+    echo(verdict_line(verdicts))
     return metrics

@@ -23,6 +23,7 @@ from ..io.npz import save_trajectory
 from ..physics.engine import PhysicsResult, PhysicsSettings, fly_physics
 from ..physics.mjcf import build_model
 from ..physics.parts import parts_dict
+from ..verdict import flight_verdict, verdict_line
 from . import usecase
 from .compare import (
     PAPER_TABLE_IV,
@@ -39,7 +40,8 @@ __all__ = ["VALIDATION_KEYS", "output_dir", "validate"]
 #: Keys every ``validation.json`` holds (besides the full metrics of both layers).
 VALIDATION_KEYS = ("label", "mae_position_analytic", "mae_position_physics", "mae_orientation_analytic",
                    "mae_orientation_physics", "max_abs_delta_omega", "max_abs_delta_omega_steady", "physics_mass",
-                   "physics_inertia", "wall_time_analytic_s", "wall_time_physics_s", "diverged")
+                   "physics_inertia", "wall_time_analytic_s", "wall_time_physics_s", "diverged",
+                   "verdict_analytic", "verdict_physics")
 
 
 def output_dir(config: FlightConfig, out_dir: str | Path | None = None) -> Path:
@@ -49,7 +51,7 @@ def output_dir(config: FlightConfig, out_dir: str | Path | None = None) -> Path:
 
 def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: PhysicsSettings | None = None,
              echo=print, figures: bool = True, save_analytic: bool = False,
-             physics_control_rate: float | None = None) -> dict:
+             physics_control_rate: float | None = None, stability=None) -> dict:
     """Fly ``config`` on both layers, print Table IV beside the paper's, write ``validation.json`` and figures.
 
     Writes into ``out_dir`` (default ``./jaxrotor-out/<name>-validation/``):
@@ -67,6 +69,13 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
             none (default: one tick per engine step, ``1 / settings.options.timestep``).
         save_analytic: also write the analytic flight as ``trajectory.npz``
             (:func:`jaxrotor.io.npz.save_trajectory`, the file ``jaxrotor simulate`` writes).
+        stability: the :class:`~jaxrotor.analysis.StabilityReport` of the closed loop computed before flying
+            (``None``: neither layer is judged ``unstable``).
+
+    Each layer's flight is judged (:func:`jaxrotor.verdict.flight_verdict`, ``config.thresholds``; the
+    hover feasibility and ``stability`` are the vehicle's, shared by both layers): ``verdict_analytic``
+    and ``verdict_physics`` (``"ok"`` or the list of reasons, also as ``verdict`` in each layer's
+    metrics), printed as the last lines.
 
     Returns:
         The ``validation.json`` content.
@@ -75,7 +84,7 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
     out = output_dir(config, out_dir)
     out.mkdir(parents=True, exist_ok=True)
     config = dataclasses.replace(config, compare=None)
-    analytic = usecase.fly(config)
+    analytic = usecase.fly(config, stability=stability)
     pm = build_model(config.platform, settings.parts_of(config.platform), settings.options)
     t0 = time.perf_counter()
     phys_flight = config.flight
@@ -84,6 +93,10 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
     phys_rate = phys_flight.control_rate if phys_flight.control_rate is not None else 1.0 / settings.options.timestep
     phys: PhysicsResult = fly_physics(config.platform, config.controller, phys_flight, settings, model=pm)
     m_phys = usecase.compiled_metrics(phys.trajectory, pm.physics_platform()).to_dict()
+    verdict_phys = flight_verdict(phys.trajectory, pm.physics_platform(), phys_flight, thresholds=config.thresholds,
+                                  controller=config.controller, stability=stability,
+                                  feasibility=analytic.feasibility)
+    m_phys["verdict"] = verdict_phys.to_json()
     m_ana = analytic.metrics
     dw, dw_max, dw_steady = delta_omega(analytic.trajectory, phys.trajectory, config.flight.reference.jump_times)
     result = {
@@ -107,6 +120,8 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
         "diverged": bool(m_ana["diverged"]) or bool(m_phys["diverged"]),
         "diverged_analytic": bool(m_ana["diverged"]),
         "diverged_physics": bool(m_phys["diverged"]),
+        "verdict_analytic": m_ana["verdict"],
+        "verdict_physics": m_phys["verdict"],
         "settings": {"timestep_s": settings.options.timestep, "control_period_s": 1.0 / phys_rate,
                      "integrator": settings.options.integrator, "spin": settings.options.spin,
                      "parts": parts_dict(pm.parts)},
@@ -148,4 +163,5 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
         echo("WARNING: a flight DIVERGED: " + ", ".join(k for k in ("analytic", "physics")
                                                         if result[f"diverged_{k}"]))
     echo(f"outputs written to {out}")
+    echo(verdict_line({"analytic": analytic.verdict, "physics": verdict_phys}))
     return result

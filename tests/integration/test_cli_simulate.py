@@ -60,6 +60,7 @@ def _check_outputs(out: Path, compare: bool, t1: float = 0.5):
     assert METRIC_KEYS <= set(m) and set(m) - METRIC_KEYS <= set(RUN_KEYS) | extra, set(m) - METRIC_KEYS
     assert set(RUN_KEYS) | {"source"} <= set(m)
     assert len(m["mae_position_xyz"]) == 3 and isinstance(m["mae_position"], float) and m["diverged"] is False
+    assert "verdict" in m
     assert m["duration"] == pytest.approx(t1) and m["num_steps"] > 0
     assert ("compare" in m) == compare
     if compare:
@@ -75,6 +76,10 @@ def test_cli_simulate_default_is_paper_use_case(tmp_path):
     assert "paper (Table IV, a)" in res.output and "mae e_p,x [m]" in res.output and "DIVERGED" not in res.output
     m = _check_outputs(tmp_path, compare=True)
     assert m["label"] == "CS_α0β0-Ted_6R" and m["source"] == "<builtin>"
+    physics = json.loads((tmp_path / "metrics_physics.json").read_text())
+    assert m["verdict"] == m["compare"]["verdict"] == physics["verdict"] == "ok"
+    assert res.output.splitlines()[-3:] == ["verdict (paper_reproduction): ok", "verdict (paper_realistic): ok",
+                                            "verdict (paper_reproduction_physics): ok"]
     assert m["paper_table_iv_analytic"]["mae_position_xyz"][0] == pytest.approx(1.7216e-03)
     # the first 0.5 s of the minimum-jerk takeoff: exact tracking with ideal actuation, tens of
     # micrometres behind it with the 30 ms motor lag; no rotor near its bound
@@ -83,14 +88,20 @@ def test_cli_simulate_default_is_paper_use_case(tmp_path):
     assert m["energy"] == pytest.approx(0.5 * m["mean_power"], rel=1e-6) and 200.0 < m["energy"] < 300.0  # J
 
 
+#: Shipped configs whose verdict is raised by design: the rotor-inertia yaw instability (docs/stability.md).
+RAISED = {"paper_jr_30ms.toml": ["unstable"]}
+
+
 # configs/paper_reproduction.toml is the built-in use case (tests/unit/io/test_config.py checks that they are
 # equal), flown with the same --t1 and more checks by test_cli_simulate_default_is_paper_use_case
 @pytest.mark.parametrize("path", [p for p in FLIGHT_CONFIGS if p.name != "paper_reproduction.toml"], ids=lambda p: p.name)
 def test_cli_simulate_every_config(tmp_path, path):
+    """Every shipped flight flies; its verdict is ok (no false alarm), but for the flights in :data:`RAISED`."""
     res = CliRunner().invoke(main, ["simulate", str(path), "--out", str(tmp_path), "--no-progress", "--t1", "0.5"])
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == (1 if path.name in RAISED else 0), res.output
     m = _check_outputs(tmp_path, compare="compare =" in path.read_text())
     assert m["source"] == str(path)
+    assert m["verdict"] == RAISED.get(path.name, "ok") and (m.get("compare") or {}).get("verdict", "ok") == "ok"
 
 
 def test_cli_simulate_diverged_flight_says_so_and_fails(tmp_path):
@@ -104,8 +115,9 @@ def test_cli_simulate_diverged_flight_says_so_and_fails(tmp_path):
     rows = [line for line in res.output.splitlines() if line.startswith(("mae ", "max ", "rmse "))]
     assert len(rows) == 12 and all(line.split()[-1] == "DIVERGED" for line in rows)
     assert "WARNING: flight 't' DIVERGED" in res.output
+    assert "verdict: FAILED — diverged (non-finite or runaway state, or solver failure)" in res.output
     m = json.loads((tmp_path / "o" / "metrics.json").read_text())
-    assert m["diverged"] is True
+    assert m["diverged"] is True and m["verdict"][0] == "diverged"
 
 
 @pytest.fixture

@@ -18,6 +18,8 @@ def test_validate_writes_table_iv_and_validation_json(tmp_path):
     v = json.loads((tmp_path / "validation.json").read_text())
     assert set(VALIDATION_KEYS) <= set(v)
     assert v["diverged"] is False
+    assert v["verdict_analytic"] == v["verdict_physics"] == "ok" and v["metrics_physics"]["verdict"] == "ok"
+    assert res.output.splitlines()[-2:] == ["verdict (analytic): ok", "verdict (physics): ok"]
     assert abs(v["physics_mass"] - 3.5) < 0.07
     np.testing.assert_allclose(np.diag(v["physics_inertia"]), [0.081, 0.081, 0.162], rtol=0.02)
     for key in ("mae_position_analytic", "mae_position_physics", "mae_orientation_analytic",
