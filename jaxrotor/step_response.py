@@ -18,8 +18,8 @@ An axis whose set point does not change (``|Δ| <= 1e-9``) has no rise time and 
 (``None``); its settling time is measured against an absolute band, ``position_band`` (1 cm)
 for a position axis, ``yaw_band`` (1 deg) for the heading: how long the step on the other axes
 disturbs it. The heading is compared modulo ``2 pi`` (``y(t) = psi_1 - wrap(psi_1 - psi(t))``).
-A response with a non-finite sample (a diverged flight), or a flight that ends before the step,
-gives NaN.
+A response with a non-finite sample (a diverged flight) gives NaN; a flight that ends before
+the step has no step metrics.
 
 These are reports on a flown :class:`~jaxrotor.trajectory.Trajectory` (NumPy, concrete
 values; not differentiable). ``metrics.json`` of ``jaxrotor simulate`` holds them for a step
@@ -129,8 +129,8 @@ def step_metrics(traj, reference, settle_fraction: float = SETTLE_FRACTION, posi
         yaw_band: settling band of the heading without a yaw step [rad] (default 1 deg).
 
     Returns:
-        ``{}`` when the reference has no step, else (plain Python; NaN where never reached, ``None``
-        where the axis has no step):
+        ``{}`` when the reference has no step or the flight ends before it, else (plain Python; NaN
+        where never reached, ``None`` where the axis has no step):
         ``step_time`` [s]; ``step_size`` ``[Δx, Δy, Δz]`` [m]; ``step_rise_time`` [s],
         ``step_overshoot`` (fraction of ``|Δ|``), ``step_settling_time`` [s] (after the step), each a
         3-list for ``x, y, z``; ``step_yaw_size`` [rad] and ``step_yaw_rise_time``,
@@ -145,6 +145,8 @@ def step_metrics(traj, reference, settle_fraction: float = SETTLE_FRACTION, posi
     if t.ndim != 1:
         raise ValueError(f"step_metrics parameter `traj` has times of shape {t.shape}: one flight is measured at a "
                          "time. Fix: index the batch (jax.tree.map(lambda x: x[i], traj)) before measuring.")
+    if np.count_nonzero(t >= change.time) < 2:  # the flight ended before the step: nothing to measure
+        return {}
     start, target = np.asarray(change.start, dtype=float), np.asarray(change.target, dtype=float)
     axes = [step_axis(t, p[:, i], start[i], target[i], change.time, position_band, settle_fraction) for i in range(3)]
     psi1 = float(change.yaw_target)

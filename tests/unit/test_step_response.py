@@ -93,3 +93,5 @@ def test_step_metrics_measures_every_axis_and_the_heading():
     assert m["step_yaw_overshoot"] == pytest.approx(0.0, abs=1e-9)
     assert m["step_yaw_settling_time"] == pytest.approx(0.5 * math.log(50.0), abs=2e-3)
     assert step_metrics(traj, Hover((0.0, 0.0, 1.0), 12.0)) == {}  # no step: no step metrics
+    early = types.SimpleNamespace(t=traj.t[:100], p=traj.p[:100], R=traj.R[:100])
+    assert step_metrics(early, ref) == {}  # the flight ended before the step: nothing to measure

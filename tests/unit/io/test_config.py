@@ -39,7 +39,9 @@ def test_every_flight_config_loads(path):
     assert conf.name == path.stem
     assert conf.platform.n_rotors >= 4
     assert isinstance(conf.flight, jr.Flight) and conf.flight.save_dt == 0.01 and conf.flight.t1 is None
-    if conf.flight.control_rate is None:  # continuous-time loop: the tight adaptive solve of the shipped configs
+    if "[solver]" not in path.read_text() and conf.flight.control_rate is None:  # the loader's default solve
+        assert conf.flight.integrator == jr.Integrator()
+    elif conf.flight.control_rate is None:  # continuous-time loop: the tight adaptive solve of the shipped configs
         assert conf.flight.integrator.rtol == 1e-9 and conf.flight.integrator.atol == 1e-11
     else:  # discrete-rate loop: a fixed step, a whole number per control period
         integ = conf.flight.integrator
@@ -310,3 +312,14 @@ def test_bad_initial_state_names_the_key_and_the_fix(extra, key, words):
         cfg.loads(BASE + "[flight]\n" + extra + "\n", "bad.toml")
     msg = str(err.value)
     assert f"`{key}`" in msg and words in msg and "Fix:" in msg, msg
+
+
+def test_a_vehicle_with_spinning_propellers_flies_a_first_order_motor_by_default():
+    """The x500's parts give its propellers spin inertia; their spin-up reaction needs a motor speed state."""
+    no_motor = STEP.replace('[actuators.motor]\nkind = "first_order"\ntime_constant = 0.03\n', "")
+    motor = cfg.loads(no_motor, "x500.toml").flight.actuators.motor
+    assert isinstance(motor, jr.FirstOrderMotor) and float(motor.time_constant) == 0.03
+    assert isinstance(cfg.loads(BASE, "hex.toml").flight.actuators.motor, jr.IdealMotor)  # no spin inertia: ideal
+    with pytest.raises(ConfigError) as err:  # an ideal motor asked for explicitly is refused at load
+        cfg.loads(no_motor + '[actuators.motor]\nkind = "ideal"\n', "x500.toml")
+    assert "[actuators.motor]" in str(err.value) and "speed state" in str(err.value) and "Fix:" in str(err.value)
