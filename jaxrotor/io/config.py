@@ -56,6 +56,13 @@ Example (``configs/paper_realistic.toml``)::
     velocity = [0.0, 0.0, 0.0]             # at rest): m, m/s; attitude as roll_deg, pitch_deg,
     yaw_deg = 30.0                         # yaw_deg (deg, R = R_z R_y R_x) or quaternion = [w, x, y, z];
     body_rates = [0.0, 0.0, 0.0]           # rad/s, body frame; rotor speeds at hover
+    max_saturation = 0.05                  # verdict thresholds (jaxrotor.verdict.VerdictThresholds):
+    max_position_error = 0.5               # share of time at a rotor bound, tracking floor [m],
+    position_error_fraction = 0.25         # its share of the reference's extent, attitude [rad],
+    max_attitude_error = 0.35              # time not judged after the start and each jump [s],
+    settle_time = 1.0                      # growing-envelope ratio and windows
+    error_growth = 3.0
+    growth_windows = 4
 """
 
 from __future__ import annotations
@@ -79,11 +86,13 @@ from ..dynamics import (
 from ..flight import DivergenceLimits, Flight
 from ..integrate import Integrator
 from ..tilting import check_tilt_flight
+from ..verdict import TOML_KEYS as VERDICT_TOML_KEYS
+from ..verdict import VerdictThresholds
 from . import robust_config
 from .platform_table import platform_from_table
 from .toml import ConfigError, Table, parse_toml, read_toml
 
-__all__ = ["ConfigError", "FlightConfig", "load", "loads", "from_dict", "SOLVERS", "FLIGHT_TABLES"]
+__all__ = ["ConfigError", "FlightConfig", "load", "loads", "from_dict", "SOLVERS", "FLIGHT_TABLES", "VERDICT_KEYS"]
 
 # Kinds of classes defined in jaxrotor.dynamics (motors, servos) and of the diffrax solvers, registered here,
 # by the loader that names them (jaxrotor.registry); the motor and servo lines belong next to their classes.
@@ -96,6 +105,9 @@ SOLVERS = tuple(registry.kinds("solver"))
 
 #: The tables of a flight configuration.
 FLIGHT_TABLES = ("platform", "controller", "allocator", "actuators", "reference", "solver", "flight")
+
+#: ``[flight]`` keys of the verdict thresholds (the :class:`~jaxrotor.verdict.VerdictThresholds` fields).
+VERDICT_KEYS = VERDICT_TOML_KEYS
 
 
 @dataclasses.dataclass
@@ -113,6 +125,8 @@ class FlightConfig:
         compare: optional second :class:`FlightConfig` flown for comparison.
         source: where it came from (a file path or ``"<builtin>"``).
         raw: the parsed TOML table (``{}`` for a configuration built in code).
+        thresholds: the :class:`~jaxrotor.verdict.VerdictThresholds` the flight's verdict is judged by
+            (``[flight]`` keys :data:`VERDICT_KEYS`).
     """
     name: str
     platform: Any
@@ -121,6 +135,7 @@ class FlightConfig:
     compare: "FlightConfig | None" = None
     source: str = "<builtin>"
     raw: dict = dataclasses.field(default_factory=dict)
+    thresholds: VerdictThresholds = dataclasses.field(default_factory=VerdictThresholds)
 
     def with_t1(self, t1: float | None) -> "FlightConfig":
         """The same configuration (and comparison) ending at ``t1`` [s] (``None``: the reference's end).
@@ -349,6 +364,26 @@ def _integrator(t: Table):
     return integ
 
 
+def _verdict_thresholds(t: Table) -> VerdictThresholds:
+    """``[flight]`` verdict thresholds: the :class:`~jaxrotor.verdict.VerdictThresholds` fields (each omitted: its
+    default)."""
+    defaults = VerdictThresholds()
+    kw = {}
+    for k in VERDICT_KEYS:
+        if k == "growth_windows":
+            continue
+        low = 1.0 if k == "error_growth" else 0.0
+        kw[k] = t.number(k, getattr(defaults, k), fix=f"a number >= {low:g}, e.g. {getattr(defaults, k)}")
+        if kw[k] < low:
+            raise t.fail(k, kw[k], f"must be >= {low:g}", f"give a number >= {low:g}, e.g. {getattr(defaults, k)}")
+    kw["growth_windows"] = t.integer("growth_windows", defaults.growth_windows, minimum=3,
+                                     fix="the number of envelope windows, e.g. 4")
+    try:
+        return VerdictThresholds(**kw)
+    except ValueError as err:
+        raise t.error(str(err)) from None
+
+
 def _flight_settings(t: Table, platform=None, reference=None) -> dict:
     """``[flight]``: output period, end time, runaway limits and the initial state (:func:`_initial_state`)."""
     out = dict(
@@ -395,6 +430,7 @@ def from_dict(data: dict, source: str = "<dict>", base_dir: Path | None = None) 
     flight_table = top.table("flight")
     reference = _reference(top.table("reference"), flight_table)
     integrator = _integrator(top.table("solver"))
+    thresholds = _verdict_thresholds(flight_table)
     settings = _flight_settings(flight_table, platform, reference)
     try:
         flight = Flight(reference=reference, allocator=allocator, actuators=actuators, integrator=integrator,
@@ -416,7 +452,7 @@ def from_dict(data: dict, source: str = "<dict>", base_dir: Path | None = None) 
         compare = load(path, _depth=1)
     top.check_unknown()
     return FlightConfig(name=name, platform=platform, controller=controller, flight=flight, compare=compare,
-                        source=source, raw=data)
+                        source=source, raw=data, thresholds=thresholds)
 
 
 def loads(text: str, source: str = "<string>", base_dir: Path | None = None) -> FlightConfig:
