@@ -30,10 +30,14 @@ order and the three poles are placed exactly.
   rate in rad/s;
 * yaw: ``omega_y = omega_a / 2`` by default (yaw authority is the weakest on most vehicles);
 * position: ``omega_p = omega_a / 4`` by default (a cascade: the under-actuated controller turns
-  the vehicle to make a lateral force), at most ``sqrt(g (T/W - 1) / 2)`` per metre of error so a
-  1 m step asks for at most half the thrust margin. Lateral axes of the under-actuated
-  controller are placed without the lag (the attitude loop is the faster inner loop); the
-  vertical axis and every axis of the fully actuated controller with it.
+  the vehicle to make a lateral force), and at most the bandwidth at which a 1 m position error asks
+  for half the acceleration the vehicle has: ``K_p (1 m) <= a_max / 2`` with ``a_max`` the smaller of
+  the vertical margin ``g min(T/W - 1, 1)`` and :func:`lateral_acceleration_limit`. The lateral axes of
+  the under-actuated controller take the attitude loop as their lag (``tau = 2 zeta / omega_a``: it
+  turns the vehicle to make the force); the vertical axis and every axis of the fully actuated
+  controller take the motor's. Integral poles: ``a = 0.2`` for the attitude and vertical loops,
+  none for the horizontal position loops by default (:class:`GainSpec`: a position step would
+  overshoot and creep).
 
 Gains are returned as the controller's own ``(3,)`` diagonals (``K_p [1/s^2]``, ``K_v [1/s]``,
 ``K_pi [1/s^3]``, ``K_R [N m/rad]``, ``K_w [N m s/rad]``, ``K_Ri [N m/(rad s)]``).
@@ -55,8 +59,8 @@ from .control import GAIN_NAMES, AbstractController
 from .design.platform import Platform
 from .numerics import safe_sqrt
 
-__all__ = ["MAX_ATTITUDE_BANDWIDTH", "AxisDesign", "GainSpec", "auto_gains", "place_axis", "reaction_coefficients",
-           "with_auto_gains"]
+__all__ = ["MAX_ATTITUDE_BANDWIDTH", "AxisDesign", "GainSpec", "auto_gains", "lateral_acceleration_limit", "place_axis",
+           "reaction_coefficients", "with_auto_gains"]
 
 #: Upper bound of the default attitude bandwidth [rad/s] (an ideal motor has no lag to bound it).
 MAX_ATTITUDE_BANDWIDTH = 20.0
@@ -72,8 +76,16 @@ class GainSpec(eqx.Module):
             and :data:`MAX_ATTITUDE_BANDWIDTH`).
         yaw_bandwidth: ``omega_y`` [rad/s] (default ``omega_a / 2``).
         damping: ``zeta`` of each loop's dominant pair (dimensionless, default 0.8).
-        integral: ``a``, the integral pole at ``-a omega`` relative to the loop's bandwidth (default 0.2; 0 turns
-            the integral terms off).
+        integral: ``a``, the attitude loops' integral pole at ``-a omega`` relative to their bandwidth (default 0.2;
+            0 turns ``K_Ri`` off).
+        position_integral: ``a_p``, the same for the horizontal position loops (default 0). A position step fed
+            back as an error excites the integral's zero ``K_i / K_p``: the response overshoots and creeps back
+            with an amplitude of about ``2 zeta a_p / (1 + 2 zeta a_p)`` of the step (x500, 1 m step: 7 % at
+            0.03, 23 % at 0.2, never inside the 2 % band within 7 s; 0.7 % and 3.3 s without), so the default
+            leaves it off: a constant horizontal force then leaves an offset ``F / (m K_p)``. Give e.g. 0.05 to
+            remove it (slowly) at the price of that tail.
+        vertical_integral: ``a_z``, the same for the vertical loop (default 0.2): a mass or thrust-coefficient
+            error would otherwise leave the vehicle ``Delta(m g) / (m K_p,z)`` low (25 cm for 10 % on an x500).
         lag_ratio: the default bandwidths keep each loop's lag pole at ``p_4 >= lag_ratio * omega`` (default 2).
     """
 
@@ -82,6 +94,8 @@ class GainSpec(eqx.Module):
     yaw_bandwidth: float | None = eqx.field(static=True, default=None)
     damping: float = eqx.field(static=True, default=0.8)
     integral: float = eqx.field(static=True, default=0.2)
+    position_integral: float = eqx.field(static=True, default=0.0)
+    vertical_integral: float = eqx.field(static=True, default=0.2)
     lag_ratio: float = eqx.field(static=True, default=2.0)
 
     def __check_init__(self):
@@ -93,9 +107,11 @@ class GainSpec(eqx.Module):
         if not (math.isfinite(self.damping) and 0.3 <= self.damping <= 2.0):
             raise ValueError(f"GainSpec parameter `damping` = {self.damping!r} is invalid: need 0.3 <= damping <= 2. "
                              "Fix: give e.g. 0.8.")
-        if not (math.isfinite(self.integral) and 0 <= self.integral < 1):
-            raise ValueError(f"GainSpec parameter `integral` = {self.integral!r} is invalid: need 0 <= integral < 1 "
-                             "(the integral pole relative to the bandwidth). Fix: give e.g. 0.2, or 0 for none.")
+        for name, eg in (("integral", 0.2), ("position_integral", 0.05), ("vertical_integral", 0.2)):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and 0 <= v < 1):
+                raise ValueError(f"GainSpec parameter `{name}` = {v!r} is invalid: need 0 <= {name} < 1 (the integral "
+                                 f"pole relative to the bandwidth). Fix: give e.g. {eg}, or 0 for none.")
         if not (math.isfinite(self.lag_ratio) and self.lag_ratio >= 1):
             raise ValueError(f"GainSpec parameter `lag_ratio` = {self.lag_ratio!r} is invalid: need >= 1. Fix: "
                              "give e.g. 2.0.")
@@ -192,6 +208,32 @@ def reaction_coefficients(platform: Platform, *, underactuated: bool = False) ->
     return jnp.sum((platform.J_r * s / (2.0 * jnp.maximum(w_h, 1e-9)))[:, None] * z * P, axis=0)
 
 
+def lateral_acceleration_limit(platform: Platform, *, underactuated: bool = False) -> Float[Array, ""]:
+    """Largest horizontal acceleration [m/s^2] the vehicle makes from hover, in its weakest horizontal direction.
+
+    Under-actuated (it tilts to accelerate): ``g sqrt((T/W)^2 - 1)`` with ``T/W = sum_i c_f,i u_max,i / (m g)``
+    (at most 3 g for unbounded rotors). Fully actuated at level attitude (it makes the force with its rotors):
+    the input change of a lateral acceleration ``a d`` is ``a m (G^+)_{:, :3} d`` and each rotor has the
+    headroom ``h_i = min(u_max,i - u_h,i, u_h,i - u_min,i)`` about the hover input ``u_h``, so
+    ``a_max(d) = min_i h_i / |m (G^+ d)_i|`` (exact for the pseudo-inverse allocators); the minimum over
+    ``d`` in 8 horizontal directions.
+    """
+    g = platform.gravity
+    if underactuated:
+        tw = jnp.sum(platform.c_f * platform.rotor_speed_max**2) / (platform.mass * g)
+        tw = jnp.where(jnp.isfinite(tw), tw, 3.0)
+        return g * jnp.sqrt(jnp.maximum(tw**2 - 1.0, 1e-3))
+    G = allocation_matrix(platform)
+    P = jnp.linalg.pinv(G)[:, :3] * platform.mass
+    u_h = hover_inputs(platform)
+    head = jnp.minimum(jnp.where(jnp.isfinite(platform.u_max), platform.u_max - u_h, jnp.inf), u_h - platform.u_min)
+    ang = jnp.arange(8, dtype=u_h.dtype) * (jnp.pi / 4)
+    D = jnp.stack([jnp.cos(ang), jnp.sin(ang), jnp.zeros_like(ang)], axis=1)  # (8, 3)
+    per_unit = jnp.abs(D @ P.T)  # (8, n): input change per m/s^2
+    a = jnp.min(jnp.where(per_unit > 1e-12, jnp.maximum(head, 0.0) / jnp.maximum(per_unit, 1e-12), jnp.inf), axis=1)
+    return jnp.minimum(jnp.min(a), 3.0 * g)
+
+
 def _lag(flight) -> tuple[object, float]:
     """``(motor lag [s] or 0, extra lag of the flight computer [s])``: half a control period plus the sensor delay."""
     tau = 0.0
@@ -252,15 +294,20 @@ def auto_gains(platform: Platform, flight=None, *, underactuated: bool = False, 
     if spec.yaw_bandwidth is None:
         w_yaw = jnp.minimum(w_yaw, 0.5 * w_att)
     tw = jnp.sum(platform.c_f * platform.rotor_speed_max**2) / (platform.mass * platform.gravity)
-    margin_cap = jnp.sqrt(0.5 * platform.gravity * jnp.maximum(jnp.where(jnp.isfinite(tw), tw, 3.0) - 1.0, 0.05))
+    vertical = platform.gravity * jnp.minimum(jnp.maximum(jnp.where(jnp.isfinite(tw), tw, 3.0) - 1.0, 0.05), 1.0)
+    accel = jnp.minimum(vertical, lateral_acceleration_limit(platform, underactuated=underactuated))
+    a_p, a_z = spec.position_integral, spec.vertical_integral
+    margin_cap = jnp.sqrt(0.5 * accel / (1.0 + 2.0 * zeta * max(a_p, a_z)))  # K_p (1 m) <= half the acceleration
     w_pos = jnp.minimum(0.25 * w_att, margin_cap) if spec.position_bandwidth is None else jnp.asarray(
         spec.position_bandwidth, dtype=dtype)
 
     att = [place_axis(J[k], tau, b[k], w, zeta, a) for k, w in enumerate((w_att, w_att, w_yaw))]
     one = jnp.ones((), dtype=dtype)
-    lateral_tau = 0.0 if underactuated else tau
-    pos = [place_axis(one, lateral_tau, 0.0, w_pos, zeta, a), place_axis(one, lateral_tau, 0.0, w_pos, zeta, a),
-           place_axis(one, tau, 0.0, w_pos, zeta, a)]
+    # the under-actuated vehicle makes a lateral force by turning: its attitude loop is the lateral loop's lag,
+    # about the attitude pair's time constant 2 zeta / omega_a (the motor's lag is inside it)
+    lateral_tau = 2.0 * zeta / w_att if underactuated else tau
+    pos = [place_axis(one, lateral_tau, 0.0, w_pos, zeta, a_p), place_axis(one, lateral_tau, 0.0, w_pos, zeta, a_p),
+           place_axis(one, tau, 0.0, w_pos, zeta, a_z)]
     stack = lambda axes, f: jnp.stack([jnp.asarray(getattr(d, f), dtype=dtype) for d in axes])
     return {"K_p": stack(pos, "K_p"), "K_v": stack(pos, "K_d"), "K_pi": stack(pos, "K_i"),
             "K_R": stack(att, "K_p"), "K_w": stack(att, "K_d"), "K_Ri": stack(att, "K_i")}

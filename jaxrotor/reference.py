@@ -279,14 +279,15 @@ class FigureEight(_Phase):
     center: Array
     amplitude: Array
     yaw: Array
-    period: float = eqx.field(static=True)
+    period: Array
     length: float = eqx.field(static=True)
 
     def __init__(self, duration: float, center=(0.0, 0.0, 1.0), amplitude=(1.0, 1.0), period: float = 30.0, yaw=0.0):
         self.center = _finite("FigureEight", "center", center, (3,), "(0.0, 0.0, 1.0)")
         self.amplitude = _finite("FigureEight", "amplitude", amplitude, (2,), "(1.0, 1.0)")
         self.yaw = _finite("FigureEight", "yaw", yaw, (), "0.0")
-        self.period = _positive("FigureEight", "period", period, "30.0")
+        # a leaf: differentiable, and figure-eights of other periods share one compiled flight
+        self.period = _finite("FigureEight", "period", _positive("FigureEight", "period", period, "30.0"), (), "30.0")
         self.length = _positive("FigureEight", "duration", duration, "29.0")
 
     def __call__(self, t: Float[ArrayLike, ""]) -> RefSample:

@@ -151,7 +151,8 @@ class FlightConfig:
 
 #: ``[controller]`` keys of the gain choice (:func:`_controller`): ``gains`` and the :class:`~jaxrotor.gains.GainSpec`.
 GAIN_KEYS = {"bandwidth_position": "position_bandwidth", "bandwidth_attitude": "attitude_bandwidth",
-             "bandwidth_yaw": "yaw_bandwidth", "damping": "damping", "integral_ratio": "integral"}
+             "bandwidth_yaw": "yaw_bandwidth", "damping": "damping", "integral_ratio": "integral",
+             "position_integral_ratio": "position_integral", "vertical_integral_ratio": "vertical_integral"}
 
 
 def _controller(t: Table):

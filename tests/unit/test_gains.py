@@ -113,3 +113,17 @@ def test_gain_spec_refuses_bad_values():
             GainSpec(**kw)
     with pytest.raises(ValueError, match="gains"):
         with_auto_gains(object.__new__(type("Other", (), {"required_rank": 6})), presets.paper_hexarotor())
+
+
+def test_lateral_acceleration_limit_against_the_exact_linear_program():
+    """Fully actuated: the paper hexarotor's level-attitude lateral acceleration equals the exact LP's largest
+    lateral force available in every direction (SciPy, analysis.exact) over the mass; under-actuated:
+    g sqrt((T/W)^2 - 1)."""
+    from jaxrotor.analysis.exact import lateral_force_capability
+    from jaxrotor.gains import lateral_acceleration_limit
+
+    hexa = presets.paper_hexarotor()
+    exact = lateral_force_capability(hexa, n_directions=72) / float(hexa.mass)
+    assert float(lateral_acceleration_limit(hexa)) == pytest.approx(exact, rel=2e-3)
+    tw = float(jnp.sum(hexa.c_f * hexa.rotor_speed_max**2) / (hexa.mass * hexa.gravity))
+    assert float(lateral_acceleration_limit(hexa, underactuated=True)) == pytest.approx(9.81 * np.sqrt(tw**2 - 1), rel=1e-12)

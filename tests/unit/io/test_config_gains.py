@@ -36,7 +36,8 @@ def test_auto_is_the_default_and_equals_the_python_computation():
     for g in GAIN_NAMES:
         np.testing.assert_array_equal(_gains(a.controller)[g], np.asarray(getattr(want, g)))
         np.testing.assert_array_equal(_gains(b.controller)[g], np.asarray(getattr(want, g)))
-    assert float(jnp.min(a.controller.K_pi)) > 0 and float(jnp.min(a.controller.K_Ri)) > 0  # integral action on
+    assert float(a.controller.K_pi[2]) > 0 and float(jnp.min(a.controller.K_Ri)) > 0  # height and attitude integrals on
+    assert float(jnp.max(a.controller.K_pi[:2])) == 0.0  # no horizontal position integral by default (GainSpec)
 
 
 def test_bandwidths_reach_the_spec_and_given_gains_win():
