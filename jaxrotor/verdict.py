@@ -9,12 +9,12 @@ it flew) into a :class:`Verdict` whose reasons are, in this order:
 * ``diverged``: the trajectory's own flag (:func:`jaxrotor.trajectory.divergence_flag`:
   non-finite or runaway state, or a solver failure), or a *growing error envelope*:
   after the settle time the flight is cut into ``growth_windows`` equal windows and
-  the largest ``|e_p|`` of each is its envelope ``E_1 ... E_k``; the envelope grows
-  when it rises from every window to the next from the second on,
-  ``E_k >= error_growth * E_2`` and ``E_k`` is at least a quarter of the tracking
-  threshold: a growing oscillation that has not yet left the tracking band. The first
-  window is left out of the ratio (a flight whose first phase is tracked exactly and
-  whose second is harder is not growing), and millimetre ripples never count.
+  the largest ``|e_p|`` of the judged samples (below) of each is its envelope
+  ``E_1 ... E_k``; the envelope grows when from the second window on each is at least
+  :data:`GROWTH_STEP` times the one before, ``E_k >= error_growth * E_2`` and ``E_k`` is at
+  least a quarter of the tracking threshold: a growing oscillation that has not yet left
+  the tracking band. The first window is left out (a flight whose first phase is tracked
+  exactly and whose second is harder is not growing), and millimetre ripples never count.
 * ``lost_tracking``: on the judged samples (below) ``|e_p| = |p_r - p|`` [m] exceeds
   ``max(max_position_error, position_error_fraction * extent, step)``, where
   ``extent = max_t |p_r(t) - p_r(t0)|`` is how far the reference travels from its start
@@ -39,7 +39,7 @@ it flew) into a :class:`Verdict` whose reasons are, in this order:
 Judged: the samples from ``t0 + settle`` on, except the ``settle`` after each reference
 jump (``reference.jump_times``), where a brief saturation or a large error is the vehicle
 answering the jump (the paper's realistic flight touches a rotor bound for a moment at
-8 s and 37 s); the envelope of ``diverged`` keeps the samples after a jump.
+8 s and 37 s).
 ``settle = min(settle_time, duration / 2)``, so a short flight is still judged on its
 second half. Every threshold is a field of :class:`VerdictThresholds` (TOML: the
 ``[flight]`` keys of :data:`TOML_KEYS`). The measurements (:func:`verdict_measures`)
@@ -64,6 +64,7 @@ from .so3 import attitude_error
 from .trajectory import Trajectory
 
 __all__ = [
+    "GROWTH_STEP",
     "REASONS",
     "TOML_KEYS",
     "Feasibility",
@@ -79,6 +80,10 @@ __all__ = [
 
 #: The reasons a verdict can raise, in the order they are listed.
 REASONS = ("diverged", "lost_tracking", "saturated", "unstable", "infeasible")
+
+#: Least ratio of one window's error envelope to the previous one's in a growing envelope (the periodic
+#: error of a figure-eight repeats from window to window; an instability multiplies it).
+GROWTH_STEP = 1.2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -140,8 +145,8 @@ class VerdictMeasures(eqx.Module):
         max_attitude_error: ``()`` largest finite ``|e_R|`` of the judged samples [rad].
         initial_attitude_error: ``()`` ``|e_R(t0)|`` [rad].
         reference_attitude_step: ``()`` largest ``|e_R|`` between two consecutive reference attitudes [rad].
-        envelope: ``(W,)`` largest finite ``|e_p|`` in each of the ``growth_windows`` windows after the
-            settle time [m] (0 for an empty window).
+        envelope: ``(W,)`` largest finite ``|e_p|`` of the judged samples in each of the ``growth_windows``
+            windows after the settle time [m] (0 for an empty window).
         settle: ``()`` the settle time used, ``min(settle_time, duration / 2)`` [s].
     """
 
@@ -209,7 +214,7 @@ def verdict_measures(traj: Trajectory, platform, flight, thresholds: VerdictThre
     k = int(thresholds.growth_windows)
     start, span = t0 + settle, max(duration - settle, 1e-12)
     idx = jnp.clip(jnp.floor((t - start) / span * k), 0, k - 1)
-    envelope = jnp.stack([_masked_max(e_p, after_start & (idx == i)) for i in range(k)])
+    envelope = jnp.stack([_masked_max(e_p, judged & (idx == i)) for i in range(k)])
     return VerdictMeasures(
         diverged=jnp.asarray(traj.diverged),
         saturation_fraction=sat,
@@ -351,8 +356,8 @@ def decide(measures: VerdictMeasures | dict, thresholds: VerdictThresholds = Ver
     pos_limit = max(th.max_position_error, th.position_error_fraction * m["reference_extent"],
                     m["initial_position_error"], m["reference_step"])
     env = [float(e) for e in m["envelope"]][1:]
-    growing = (len(env) >= 2 and all(b > a for a, b in zip(env, env[1:])) and env[-1] >= th.error_growth * env[0]
-               and env[-1] >= 0.25 * pos_limit)
+    growing = (len(env) >= 2 and all(b >= GROWTH_STEP * a for a, b in zip(env, env[1:]))
+               and env[-1] >= th.error_growth * env[0] and env[-1] >= 0.25 * pos_limit)
     if m["diverged"]:
         reasons["diverged"] = "non-finite or runaway state, or solver failure"
     elif growing:

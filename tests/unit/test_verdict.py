@@ -157,6 +157,8 @@ def test_growing_oscillation_is_diverged_before_it_leaves_the_tracking_band():
     # an exact first phase, then a harder one: a step in the envelope, not a growth
     harder = np.select([t < 3.5, t < 5.5, t < 7.75], [0.0, 0.33, 0.385], 0.39)
     assert _verdict(_traj(f, _x_error(t, harder * osc)), f).ok
+    # a periodic error, then a harder last phase (a fast figure-eight, then the landing): not growing either
+    assert _verdict(_traj(f, _x_error(t, np.where(t < 7.9, 0.1 * (1 + 0.01 * t), 0.33) * osc)), f).ok
     assert _verdict(_traj(f, _x_error(t, 1e-3 * np.exp(0.3 * t) * osc)), f).ok  # growing, but millimetres
     # a slower growth (x2.5 over the judged windows) stays below error_growth = 3
     assert _verdict(_traj(f, _x_error(t, 0.1 * np.exp(0.12 * t) * osc)), f).ok
