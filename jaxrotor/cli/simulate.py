@@ -17,7 +17,7 @@ import click
 @click.option("--t1", type=click.FloatRange(min=0.0, min_open=True), default=None,
               help="Stop the flight(s) at this time [s] instead of [flight] t1 or the reference's end.")
 @click.option("--physics/--no-physics", default=None,
-              help="Also fly the physics layer (MuJoCo) and print its Table IV column "
+              help="Also fly the physics layer (MuJoCo) and print its column (Table IV for the paper's use case) "
                    "(default: on for the use case, off for a CONFIG).")
 @click.option("--animate", is_flag=True,
               help="Also write flight.gif: the vehicle, its trajectory and the reference over time.")
@@ -38,7 +38,9 @@ def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32
     metrics_physics.json and fig8_delta_omega.png are written
     (``jaxrotor validate CONFIG`` does the same for any configuration).
 
-    Prints the metrics table and writes the figures (fig6_trajectory_3d.png,
+    Prints the metrics table (beside the paper's Table IV column for the paper's use case,
+    the Table II hexarotor on the paper's maneuver; any other flight's table and figures
+    are titled with its config and vehicle name) and writes the figures (fig6_trajectory_3d.png,
     fig7_errors.png, fig8_rotor_speeds.png), trajectory.npz and metrics.json; with --animate also
     flight.gif (the vehicle's arms, rotors and spin axes, its trace and the reference, at --fps).
     Before flying, prints the verdict of the closed loop linearised about hover
@@ -79,10 +81,11 @@ def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32
                           stability=reports)
     if animate:
         from ..io.animation import animate_trajectory_file
+        from ..workflows.paper import output_title
 
         out = Path(out_dir) if out_dir is not None else Path("jaxrotor-out") / conf.name
         gif = animate_trajectory_file(out / "trajectory.npz", conf.platform, out / "flight.gif", fps=fps,
-                                      title=str(metrics.get("label", conf.name)))
+                                      title=output_title(conf))
         click.echo(f"wrote {gif}")
     flights = [metrics] + [metrics[k] for k in ("compare", "physics") if metrics.get(k)]
     if any(m["diverged"] for m in flights):

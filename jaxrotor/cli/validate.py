@@ -33,7 +33,11 @@ def validate(config: str | None, out_dir: str | None, t1: float | None, control_
              allow_failure: bool = False) -> None:
     """Fly CONFIG (default: the paper's use case) on the analytic and the physics (MuJoCo) layer.
 
-    Prints Table IV with the paper's columns (a, p, p - a) beside jaxrotor's, and
+    Prints jaxrotor's columns a, p and p - a (for the paper's use case, the Table II
+    hexarotor on the paper's maneuver, as Table IV beside the paper's columns; for any
+    other flight under its config and vehicle name, which the figures' titles carry too),
+    says when the layers fly different masses or inertias ("mass/inertia differ between
+    the layers", layer_mismatch in validation.json; the paper's J^a / J^p by design), and
     writes validation.json, fig6_trajectory_3d.png and fig7_errors.png (both layers
     overlaid) and fig8_delta_omega.png. With --animate also flight_physics.gif
     (the physics layer's trajectory_physics.npz) and flight.gif (the analytic
@@ -78,7 +82,9 @@ def validate(config: str | None, out_dir: str | None, t1: float | None, control_
                          physics_control_rate=None if control_period is None else 1.0 / control_period,
                          stability=reports.get(conf.name))
     if animate:
-        _animate_layers(conf, pv.output_dir(conf, out_dir), fps, str(result.get("label", conf.name)))
+        from ..workflows.paper import output_title
+
+        _animate_layers(conf, pv.output_dir(conf, out_dir), fps, output_title(conf))
     if result["diverged"]:
         click.echo("error: a flight diverged; its metrics are not meaningful.", err=True)
     failed = [layer for layer in ("analytic", "physics") if result[f"verdict_{layer}"] != "ok"]

@@ -7,7 +7,8 @@ One module each (import the one you need; importing this package imports none of
   figures, ``trajectory.npz`` and ``metrics.json`` (``jaxrotor simulate``).
 * :mod:`~jaxrotor.workflows.validate` - both layers side by side: ``validation.json``, Table IV, Fig. 8
   (``jaxrotor validate``); the comparison pieces it shares with the use case are in
-  :mod:`~jaxrotor.workflows.compare`.
+  :mod:`~jaxrotor.workflows.compare`, and :mod:`~jaxrotor.workflows.paper` says whether a flight is the
+  paper's use case (the only one its outputs cite the paper for) and how any other is titled.
 * :mod:`~jaxrotor.workflows.report` - an optimisation run's ``result.json``, ``loss.png`` and ``params.png``
   (``jaxrotor tune`` / ``optimize``); :mod:`~jaxrotor.workflows.robust` - the physics-layer check of a
   robust tuning.

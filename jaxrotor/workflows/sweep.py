@@ -34,7 +34,10 @@ reasons measured in flight, ``diverged``, ``lost_tracking``, ``saturated``: the
 linearised stability and the hover feasibility are a design's, reported by
 ``jaxrotor analyze``). A diverged point is a row with ``diverged = True``, a failed one
 a row with its verdict, never an exception. Figures: the metric against the parameter
-(one axis) or a heat map over the two first axes.
+(one axis) or a heat map over the two first axes (a grid: one cell per point, centred on its
+values; random / Latin hypercube points: a scatter), each axis labelled with the parameter's
+path and unit (:func:`jaxrotor.io.sweep_plot.axis_label`, e.g. ``platform.alpha [rad]``: the
+values as swept) and the metric with its unit.
 """
 
 from __future__ import annotations
@@ -495,7 +498,9 @@ def _load_chunk(path: Path) -> tuple[FlightMetrics, VerdictMeasures]:
 
 
 def _figures(config: SweepConfig, points: np.ndarray, table: list[dict], out: Path) -> list[Path]:
+    """The sweep's figures (module docstring): ``sweep_<metric>.png`` (one axis) or ``sweep_<metric>_heatmap.png``."""
     from ..io.plotting import _plt, save_figure
+    from ..io.sweep_plot import axis_label, heatmap, metric_label
 
     plt = _plt()
     metric = config.metric
@@ -503,6 +508,7 @@ def _figures(config: SweepConfig, points: np.ndarray, table: list[dict], out: Pa
     z = np.array([np.nan if r["diverged"] else float(r[key]) for r in table])
     bad = np.array([bool(r["diverged"]) for r in table])
     axes = config.spec.axes
+    labels = [axis_label(config.design, a.path) for a in axes]
     paths = []
     if len(axes) == 1:
         order = np.argsort(points[:, 0])
@@ -512,8 +518,8 @@ def _figures(config: SweepConfig, points: np.ndarray, table: list[dict], out: Pa
             ax.plot(points[bad, 0], np.full(bad.sum(), np.nanmin(z) if np.isfinite(z).any() else 0.0), "rx",
                     label="diverged")
             ax.legend()
-        ax.set_xlabel(axes[0].path)
-        ax.set_ylabel(key)
+        ax.set_xlabel(labels[0])
+        ax.set_ylabel(metric_label(key))
         ax.set_title(f"{config.name}: {key}")
         paths.append(save_figure(fig, out / f"sweep_{metric}.png"))
     else:
@@ -525,17 +531,17 @@ def _figures(config: SweepConfig, points: np.ndarray, table: list[dict], out: Pa
         # a metric spanning decades (a tracking error from mm to a runaway) is drawn on a log scale
         norm = LogNorm() if ok.size and ok.min() > 0 and ok.max() > 100 * ok.min() else None
         if config.spec.kind == "grid" and len(axes) == 2:
-            grid = z.reshape(axes[0].points, axes[1].points)
-            im = ax.imshow(grid.T, origin="lower", aspect="auto", norm=norm,
-                           extent=(axes[0].lower, axes[0].upper, axes[1].lower, axes[1].upper))
+            grid = z.reshape(axes[0].points, axes[1].points)  # the first axis varies slowest
+            xs, ys = x.reshape(grid.shape)[:, 0], y.reshape(grid.shape)[0, :]
+            im = heatmap(ax, xs, ys, grid, norm=norm)
         else:
             im = ax.scatter(x, y, c=z, s=18, norm=norm)
         if bad.any():
             ax.plot(x[bad], y[bad], "rx", ms=4, label="diverged")
             ax.legend(loc="upper right")
-        fig.colorbar(im, ax=ax, label=key)
-        ax.set_xlabel(axes[0].path)
-        ax.set_ylabel(axes[1].path)
+        fig.colorbar(im, ax=ax, label=metric_label(key))
+        ax.set_xlabel(labels[0])
+        ax.set_ylabel(labels[1])
         ax.set_title(f"{config.name}: {key}" + (" (first two axes)" if len(axes) > 2 else ""))
         paths.append(save_figure(fig, out / f"sweep_{metric}_heatmap.png"))
     return paths

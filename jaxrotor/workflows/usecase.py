@@ -4,8 +4,9 @@
 configurations of the RotorSuite use case in code (they equal
 ``configs/paper_reproduction.toml`` and ``configs/paper_realistic.toml``, which a
 test checks). :func:`run` flies a configuration (and its comparison flight) with
-:func:`jaxrotor.fly`, prints the metrics table beside the paper's Table IV,
-and writes the figures, ``trajectory.npz`` and ``metrics.json`` (the keys of
+:func:`jaxrotor.fly`, prints the metrics table (beside the paper's Table IV for the
+paper's use case, :func:`jaxrotor.workflows.paper.is_paper_use_case`; otherwise under the
+flight's name), and writes the figures, ``trajectory.npz`` and ``metrics.json`` (the keys of
 :meth:`jaxrotor.metrics.FlightMetrics.to_dict` plus :data:`RUN_KEYS`).
 """
 
@@ -36,6 +37,7 @@ from ..io.npz import save_trajectory
 from ..metrics import FlightMetrics, flight_metrics
 from ..reference import paper_maneuver
 from ..verdict import Feasibility, Verdict, flight_verdict, hover_feasibility, verdict_line
+from .paper import is_paper_use_case, output_title
 from ..step_response import step_metrics
 
 __all__ = [
@@ -201,8 +203,10 @@ def _step_rows(results: list[FlightResult], blank: str) -> list[str]:
     return out
 
 
-def metrics_table(results: list[FlightResult], paper: dict | None = PAPER_TABLE_IV) -> str:
-    """A plain-text table of the per-axis errors of each flight, with the paper's Table IV column.
+def metrics_table(results: list[FlightResult], paper: dict | None = PAPER_TABLE_IV, title: str | None = None) -> str:
+    """A plain-text table of the per-axis errors of each flight, with the paper's Table IV column (``paper``, for
+    the paper's use case) or under the line ``title`` (any other flight: its name,
+    :func:`jaxrotor.workflows.paper.output_title`).
 
     Rows: mean absolute, largest and RMS position error per axis [m], mean absolute
     orientation error per axis [rad] (``*_xyz`` of :class:`~jaxrotor.metrics.FlightMetrics`),
@@ -215,7 +219,7 @@ def metrics_table(results: list[FlightResult], paper: dict | None = PAPER_TABLE_
     blank = f"{'':>{_W}}" if paper else ""
     header = f"{'metric':<{_W}}" + (f"{'paper (Table IV, a)':>{_W}}" if paper else "") + "".join(
         f"{n:>{_W}}" for n in names)
-    lines = [header, "-" * len(header)]
+    lines = ([] if paper or not title else [f"{title}: tracking errors"]) + [header, "-" * len(header)]
     rows = [(f"mae e_p,{c} [m]", "mae_position_xyz", i) for i, c in enumerate("xyz")]
     rows += [(f"mae e_R,{i + 1} [rad]", "mae_orientation_xyz", i) for i in range(3)]
     rows += [(f"max |e_p,{c}| [m]", "max_position_error_xyz", i) for i, c in enumerate("xyz")]
@@ -273,8 +277,8 @@ def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool 
     """Fly ``config`` (and ``config.compare``), print the metrics table, write outputs into ``out_dir``.
 
     With ``physics``, ``config`` is also flown on the physics layer (:func:`fly_physics_layer`):
-    Table IV is printed with the paper's and jaxrotor's columns a and p
-    (:func:`jaxrotor.workflows.compare.table_iv`), its metrics (plus ``max_abs_delta_omega`` and
+    jaxrotor's columns a and p are printed (:func:`jaxrotor.workflows.compare.table_iv`; for the paper's use
+    case as Table IV beside the paper's columns), its metrics (plus ``max_abs_delta_omega`` and
     ``max_abs_delta_omega_steady`` [rad/s]) are written to ``metrics_physics.json`` and returned
     under ``"physics"``, and ``fig8_delta_omega.png`` shows ``Delta omega_i = omega_i^p - omega_i^a``.
 
@@ -283,7 +287,10 @@ def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool 
     holds the metrics of ``config`` at top level (every :class:`~jaxrotor.metrics.FlightMetrics`
     field, e.g. ``mae_position_xyz`` [m], ``diverged``, ``duration`` [s], ``num_steps``, plus
     :data:`RUN_KEYS` and ``source``), those of the comparison flight under ``"compare"``,
-    and for the paper's flights the Table IV values under ``"paper_table_iv_analytic"``.
+    and for the paper's use case (:func:`jaxrotor.workflows.paper.is_paper_use_case`: the Table II hexarotor
+    on the paper's maneuver) the Table IV values under ``"paper_table_iv_analytic"``.
+    Only for that case do the table and the figures cite the paper (Table IV, Fig. 8); any other flight's
+    are titled with its configuration and vehicle name (:func:`jaxrotor.workflows.paper.output_title`).
     Non-finite numbers (a diverged flight) are written as ``null``.
 
     Every flight (the comparison and the physics-layer flight too) is judged
@@ -315,7 +322,8 @@ def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool 
         phys = fly_physics_layer(config, stability=stability.get(config.name), feasibility=results[0].feasibility)
         bar.update()
     bar.set_postfix_str("drawing figures")
-    label = results[0].metrics["label"]
+    paper = PAPER_TABLE_IV if is_paper_use_case(config) else None
+    label = output_title(config, paper=paper is not None)
     plotting.plot_trajectory_3d(runs, out / "fig6_trajectory_3d.png", title=f"{label}: 3D trajectory")
     plotting.plot_errors(runs, out / "fig7_errors.png", title=f"{label}: position and orientation errors")
     plotting.plot_rotor_speeds(runs, out / "fig8_rotor_speeds.png", title=f"{label}: rotor speeds")
@@ -324,7 +332,9 @@ def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool 
 
         dw, _, _ = delta_omega(results[0].trajectory, phys["_result"].trajectory)
         plot_delta_omega(np.asarray(results[0].trajectory.t), dw, out / "fig8_delta_omega.png",
-                         title=f"{label}: Fig. 8, Δω = ω^p − ω^a", jump_times=config.flight.reference.jump_times)
+                         title=f"{label}: Fig. 8, Δω = ω^p − ω^a" if paper else f"{label}: Δω = ω^p − ω^a",
+                         jump_times=config.flight.reference.jump_times,
+                         band_note="the paper's Fig. 8 band" if paper else None)
     bar.update()
     bar.set_postfix_str("writing files")
     save_trajectory(out / "trajectory.npz", results[0].trajectory)
@@ -332,7 +342,6 @@ def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool 
         save_trajectory(out / f"trajectory_{r.config.name}.npz", r.trajectory)
     metrics = dict(results[0].metrics)
     metrics["source"] = config.source
-    paper = PAPER_TABLE_IV if config.name.startswith("paper") else None
     if paper:
         metrics["paper_table_iv_analytic"] = PAPER_TABLE_IV
     if len(results) > 1:
@@ -355,13 +364,13 @@ def run(config: FlightConfig, out_dir: str | Path | None = None, progress: bool 
         metrics = {**metrics, "physics": physics_metrics}
     bar.update()
     bar.close()
-    echo(metrics_table(results, paper))
+    echo(metrics_table(results, paper, title=label))
     if phys is not None:
         from .compare import PAPER_TABLE_IV as PAPER_BOTH
         from .compare import table_iv
 
         echo("")
-        echo(table_iv(results[0].metrics, metrics["physics"], PAPER_BOTH if paper else None))
+        echo(table_iv(results[0].metrics, metrics["physics"], PAPER_BOTH if paper else None, title=label))
         p = metrics["physics"]
         diag = ", ".join(f"{p['inertia'][i][i]:.5f}" for i in range(3))
         echo(f"physics layer (MuJoCo): m = {p['mass']:.4f} kg, J = diag({diag}) kg m^2, "

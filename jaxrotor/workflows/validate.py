@@ -5,7 +5,10 @@ analytic layer (:func:`jaxrotor.fly`) and on the physics layer
 (:func:`jaxrotor.physics.engine.fly_physics`), computes every metric of both with
 the one :func:`jaxrotor.metrics.flight_metrics`, and compares the rotor speeds
 ``Delta omega_i = omega_i^p - omega_i^a`` (Fig. 8, :mod:`jaxrotor.workflows.compare`).
-:func:`~jaxrotor.workflows.compare.table_iv` prints the comparison beside the paper's columns.
+:func:`~jaxrotor.workflows.compare.table_iv` prints the comparison, beside the paper's columns
+for the paper's use case (:func:`jaxrotor.workflows.paper.is_paper_use_case`), and
+:func:`~jaxrotor.workflows.compare.layer_mismatch` says whether the two layers fly the same mass
+and inertia.
 """
 
 from __future__ import annotations
@@ -29,11 +32,13 @@ from .compare import (
     PAPER_TABLE_IV,
     STEADY_AFTER_JUMP_S,
     delta_omega,
+    layer_mismatch,
     physics_settings,
     plot_delta_omega,
     table_iv,
     tilt_comparison,
 )
+from .paper import is_paper_use_case, is_paper_vehicle, output_title
 
 __all__ = ["VALIDATION_KEYS", "output_dir", "validate"]
 
@@ -41,7 +46,7 @@ __all__ = ["VALIDATION_KEYS", "output_dir", "validate"]
 VALIDATION_KEYS = ("label", "mae_position_analytic", "mae_position_physics", "mae_orientation_analytic",
                    "mae_orientation_physics", "max_abs_delta_omega", "max_abs_delta_omega_steady", "physics_mass",
                    "physics_inertia", "wall_time_analytic_s", "wall_time_physics_s", "diverged",
-                   "verdict_analytic", "verdict_physics")
+                   "verdict_analytic", "verdict_physics", "layer_mismatch")
 
 
 def output_dir(config: FlightConfig, out_dir: str | Path | None = None) -> Path:
@@ -52,11 +57,13 @@ def output_dir(config: FlightConfig, out_dir: str | Path | None = None) -> Path:
 def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: PhysicsSettings | None = None,
              echo=print, figures: bool = True, save_analytic: bool = False,
              physics_control_rate: float | None = None, stability=None) -> dict:
-    """Fly ``config`` on both layers, print Table IV beside the paper's, write ``validation.json`` and figures.
+    """Fly ``config`` on both layers, print the comparison (Table IV beside the paper's for the paper's use case),
+    write ``validation.json`` and figures.
 
     Writes into ``out_dir`` (default ``./jaxrotor-out/<name>-validation/``):
     ``validation.json`` (:data:`VALIDATION_KEYS` plus ``metrics_analytic``, ``metrics_physics``,
-    ``paper_table_iv``, ``settings``, ``max_position_difference`` ``max_t |p_p - p_a|`` [m] and
+    ``paper_table_iv`` for the paper's use case only, ``settings``, ``max_position_difference``
+    ``max_t |p_p - p_a|`` [m] and
     ``tilt``, :func:`tilt_comparison`: empty for a fixed-tilt platform), ``fig6_trajectory_3d.png`` and ``fig7_errors.png`` with
     both layers overlaid, ``fig8_rotor_speeds.png`` (rotor speeds of both layers),
     ``fig8_delta_omega.png`` (:func:`plot_delta_omega`), ``trajectory_physics.npz`` (with the hinge
@@ -76,6 +83,15 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
     hover feasibility and ``stability`` are the vehicle's, shared by both layers): ``verdict_analytic``
     and ``verdict_physics`` (``"ok"`` or the list of reasons, also as ``verdict`` in each layer's
     metrics), printed as the last lines.
+
+    The paper's use case (:func:`jaxrotor.workflows.paper.is_paper_use_case`) prints Table IV with the paper's
+    columns and titles Fig. 8 as the paper's; any other flight prints jaxrotor's columns under its configuration
+    and vehicle name (:func:`jaxrotor.workflows.paper.output_title`), which every figure title carries.
+
+    ``layer_mismatch`` (:func:`jaxrotor.workflows.compare.layer_mismatch`) compares the physics model's mass
+    [kg] and inertia [kg m^2] with the platform's: above 0.5 % (relative) the layers fly two vehicles, and a
+    line ``mass/inertia differ between the layers: ...`` is printed; for the paper's vehicle the difference
+    is the paper's own (``J^a`` against ``J^p``) and the line says so (``by_design``).
 
     Returns:
         The ``validation.json`` content.
@@ -99,6 +115,8 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
     m_phys["verdict"] = verdict_phys.to_json()
     m_ana = analytic.metrics
     dw, dw_max, dw_steady = delta_omega(analytic.trajectory, phys.trajectory, config.flight.reference.jump_times)
+    paper = PAPER_TABLE_IV if is_paper_use_case(config) else None
+    mismatch = layer_mismatch(pm, paper=is_paper_vehicle(config.platform))
     result = {
         "name": config.name,
         "label": analytic.metrics["label"],
@@ -122,10 +140,11 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
         "diverged_physics": bool(m_phys["diverged"]),
         "verdict_analytic": m_ana["verdict"],
         "verdict_physics": m_phys["verdict"],
+        "layer_mismatch": {k: v for k, v in mismatch.items() if k != "line"},
         "settings": {"timestep_s": settings.options.timestep, "control_period_s": 1.0 / phys_rate,
                      "integrator": settings.options.integrator, "spin": settings.options.spin,
                      "parts": parts_dict(pm.parts)},
-        "paper_table_iv": PAPER_TABLE_IV,
+        **({"paper_table_iv": PAPER_TABLE_IV} if paper else {}),
         "metrics_analytic": m_ana,
         "metrics_physics": m_phys,
     }
@@ -142,14 +161,15 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
         from ..io import plotting
 
         runs = {"analytic (a)": analytic.trajectory, "physics (p)": phys.trajectory}
-        label = result["label"]
+        label = output_title(config, paper=paper is not None)
         plotting.plot_trajectory_3d(runs, out / "fig6_trajectory_3d.png", title=f"{label}: both layers")
         plotting.plot_errors(runs, out / "fig7_errors.png", title=f"{label}: errors, both layers")
         plotting.plot_rotor_speeds(runs, out / "fig8_rotor_speeds.png", title=f"{label}: rotor speeds, both layers")
         plot_delta_omega(np.asarray(analytic.trajectory.t), dw, out / "fig8_delta_omega.png",
-                         title=f"{label}: Fig. 8, Δω = ω^p − ω^a", jump_times=config.flight.reference.jump_times)
-    paper = PAPER_TABLE_IV if config.name.startswith("paper") else None
-    echo(table_iv(m_ana, m_phys, paper))
+                         title=f"{label}: Fig. 8, Δω = ω^p − ω^a" if paper else f"{label}: Δω = ω^p − ω^a",
+                         jump_times=config.flight.reference.jump_times,
+                         band_note="the paper's Fig. 8 band" if paper else None)
+    echo(table_iv(m_ana, m_phys, paper, title=output_title(config, paper=paper is not None)))
     echo(f"max |Δω| = {dw_max:.3f} rad/s (whole flight), {dw_steady:.3f} rad/s (outside {STEADY_AFTER_JUMP_S:g} s "
          "after each reference jump)")
     for key, row in result["tilt"].items():
@@ -158,6 +178,8 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
              f"rad, max rate {row['rate_max_analytic']:.3f} / {row['rate_max_physics']:.3f} rad/s")
     echo(f"max |p^p - p^a| = {result['max_position_difference']:.3e} m")
     echo(f"physics model: m = {pm.mass:.4f} kg, J = diag({', '.join(f'{v:.5f}' for v in np.diag(pm.inertia))}) kg m^2")
+    if mismatch["line"]:
+        echo(mismatch["line"])
     echo(f"wall time: analytic {analytic.wall_time_s:.2f} s, physics {phys.wall_time_s:.2f} s")
     if result["diverged"]:
         echo("WARNING: a flight DIVERGED: " + ", ".join(k for k in ("analytic", "physics")

@@ -101,6 +101,8 @@ def test_cli_simulate_every_config(tmp_path, path):
     assert res.exit_code == (1 if path.name in RAISED else 0), res.output
     m = _check_outputs(tmp_path, compare="compare =" in path.read_text())
     assert m["source"] == str(path)
+    paper = path.name.startswith("paper_")  # the paper's vehicle on its maneuver (jaxrotor.workflows.paper)
+    assert ("paper (Table IV, a)" in res.output) == paper and ("paper_table_iv_analytic" in m) == paper
     assert m["verdict"] == RAISED.get(path.name, "ok") and (m.get("compare") or {}).get("verdict", "ok") == "ok"
 
 

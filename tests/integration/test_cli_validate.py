@@ -17,6 +17,9 @@ def test_validate_writes_table_iv_and_validation_json(tmp_path):
         assert head in res.output
     v = json.loads((tmp_path / "validation.json").read_text())
     assert set(VALIDATION_KEYS) <= set(v)
+    # the paper's vehicle on its maneuver: the paper's columns; its layers' inertias differ by the paper's design
+    assert v["layer_mismatch"]["differ"] is True and v["layer_mismatch"]["by_design"] is True and "paper_table_iv" in v
+    assert "mass/inertia differ between the layers (by design: " in res.output
     assert v["diverged"] is False
     assert v["verdict_analytic"] == v["verdict_physics"] == "ok" and v["metrics_physics"]["verdict"] == "ok"
     assert res.output.splitlines()[-2:] == ["verdict (analytic): ok", "verdict (physics): ok"]
