@@ -493,8 +493,10 @@ class Step(_Phase):
         duration: total length [s] (the set point is held after ``time`` until then).
         start: ``(3,)`` position before the step [m] (required; a configuration file may take it
             from ``[flight] position``).
-        yaw, yaw_deg: heading before the step [rad] or [deg] (one of them; default 0).
-        target_yaw, target_yaw_deg: heading after the step [rad] or [deg] (default: the heading before).
+        yaw: heading before the step [rad] (or ``yaw_deg``; default 0).
+        yaw_deg: the same in degrees.
+        target_yaw: heading after the step [rad] (or ``target_yaw_deg``; default: the heading before).
+        target_yaw_deg: the same in degrees.
         rise: minimum-jerk transition time [s] (0: an ideal step).
     """
 

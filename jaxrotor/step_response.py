@@ -66,7 +66,8 @@ def step_axis(t, y, y0: float, y1: float, t_step: float, band: float | None = No
     Args:
         t: ``(T,)`` sample times [s], increasing.
         y: ``(T,)`` the response (same unit as ``y0``, ``y1``).
-        y0, y1: set point before and after the step.
+        y0: set point before the step.
+        y1: set point after the step.
         t_step: the step instant [s]; samples before it are ignored.
         band: settling band (absolute, unit of ``y``) of an axis without a step; required then.
         settle_fraction: settling band of a stepped axis as a fraction of ``|y1 - y0|``.

@@ -134,8 +134,11 @@ def hover_at_attitude(platform: Platform, roll: float, pitch: float, yaw: float 
     Args:
         platform: a concrete platform (not traced). A tilting platform is evaluated with its
             servos frozen at ``alpha``, ``beta`` (default: the platform's current angles).
-        roll, pitch, yaw: attitude [rad].
-        alpha, beta: optional tilt-angle overrides, as for :func:`jaxrotor.analysis.analyze`.
+        roll: attitude, ``R = R_z(yaw) R_y(pitch) R_x(roll)`` [rad].
+        pitch: [rad].
+        yaw: [rad].
+        alpha: optional cant override [rad], as for :func:`jaxrotor.analysis.analyze`.
+        beta: optional dihedral override [rad].
 
     Returns:
         :class:`HoverCheck` ``(feasible, margin, u)`` with ``u`` of shape ``(n,)`` [rad^2/s^2].
@@ -320,7 +323,8 @@ def hover_envelope(platform: Platform, n_headings: int = 72, *, alpha=None, beta
         platform: a concrete fixed-tilt platform. A tilting one is refused unless the servo
             angles to freeze are given as ``alpha``/``beta``.
         n_headings: ``K >= 4``, number of lean headings.
-        alpha, beta: optional tilt angles [rad] (as for :func:`jaxrotor.analysis.analyze`).
+        alpha: optional cant angles [rad] (as for :func:`jaxrotor.analysis.analyze`).
+        beta: optional dihedral angles [rad].
         n_directions: horizontal directions of the lateral-force profile.
 
     Returns:

@@ -461,7 +461,27 @@ def _check_validate(ns, values, stdout):
     assert "jaxrotor a" in table and "jaxrotor p" in table
 
 
+def _check_own_vehicle(ns, values, stdout):
+    (mass, label), (K_p, K_R), (stable, tilt), verdict, rise, improved = values
+    # the parts' mass (hub 0.60 + 4 x (arm 0.03 + motor 0.06 + propeller 0.015) + battery 0.55 kg) and the label
+    assert (mass, label) == (1.57, "CS_4R") and mass == pytest.approx(0.60 + 4 * (0.03 + 0.06 + 0.015) + 0.55)
+    # the auto gains equal jaxrotor.gains for the loaded vehicle and flight, as printed on the page
+    from jaxrotor.gains import with_auto_gains
+
+    conf = ns["conf"]
+    want = with_auto_gains(type(conf.controller)(), conf.platform, conf.flight)
+    assert np.allclose(K_p, np.round(np.asarray(want.K_p), 2)) and np.allclose(K_R, np.round(np.asarray(want.K_R), 3))
+    assert K_p == [2.13, 2.13, 4.58] and K_R == [1.417, 1.502, 0.753]
+    assert stable is True and tilt == 0.0              # a flat quadrotor's hover envelope is 0 deg everywhere
+    assert verdict == "ok" and rise[1:] == [None, None] and rise[0] == pytest.approx(1.55, abs=0.01)
+    m = json.loads(Path("my_quad/metrics.json").read_text())
+    assert m["step_overshoot"][0] < 0.05 and m["saturation_fraction"] < 0.05
+    assert improved is True
+    assert [argv[0] for argv, _ in ns["__cli__"]] == ["analyze", "simulate", "tune"]
+
+
 TUTORIAL_CHECKS = {
+    "own_vehicle": _check_own_vehicle,
     "analyse": _check_analyse,
     "fly": _check_fly,
     "validate": _check_validate,
