@@ -87,15 +87,17 @@ def stability_rows(stab) -> list[tuple[str, str]]:
     return rows
 
 
-def stability_check(conf, echo, strict: bool = False) -> bool:
-    """Print the linearised closed-loop verdict of ``conf`` (and of its comparison flight) before it flies.
+def preflight_stability(conf, echo, strict: bool = False) -> tuple[bool, dict]:
+    """The closed loop of ``conf`` (and of its comparison flight) linearised about hover, before flying.
 
-    An unstable loop is a warning on stderr; returns ``False`` when ``strict`` and a loop is unstable (the
-    caller exits non-zero before flying). A loop that cannot be linearised is noted and not held against it.
+    Prints each verdict (and, for an unstable loop, a warning on stderr) and returns ``(ok, reports)``: ``ok`` is ``False``
+    when ``strict`` and a loop is unstable (the caller exits 3 before flying); ``reports`` maps each
+    flight's name to its :class:`~jaxrotor.analysis.StabilityReport`, which the flight's verdict reuses
+    (a loop that cannot be linearised is noted and left out).
     """
     from ..analysis.stability import closed_loop_stability
 
-    ok = True
+    ok, reports = True, {}
     for tag, c in (("", conf), (" (comparison)", conf.compare)):
         if c is None:
             continue
@@ -104,16 +106,30 @@ def stability_check(conf, echo, strict: bool = False) -> bool:
         except Exception as err:  # a diagnostic only: the flight itself reports what is wrong
             echo(f"note: closed-loop stability{tag} not computed ({type(err).__name__}: {err})", err=True)
             continue
+        reports[c.name] = rep
         echo(f"closed-loop stability{tag} (linearised about hover, {rep.setting}): {rep.summary()}")
         if not bool(rep.stable):
             ok = False
             m = rep.modes[0] if rep.modes else None
             what = (f"a {m['axis']} mode grows at {m['growth_rate']:+.3g} 1/s ({m['frequency_hz']:.3g} Hz)"
                     if m is not None and m["growth_rate"] > 0 else rep.summary())
+            if not bool(rep.equilibrium_found):
+                echo(f"warning: {c.name}{tag}: no hover equilibrium found ({rep.summary()}): the vehicle may not "
+                     "hold level hover within its input bounds"
+                     + ("." if strict else "; pass --strict to stop before flying."), err=True)
+                continue
             echo(f"warning: {c.name}{tag}: the closed loop is unstable about hover: {what}. The flight will "
                  "diverge from small errors; retune the gains (e.g. lower the gains of that axis) or the actuators"
                  + ("." if strict else ", or pass --strict to stop before flying."), err=True)
-    return ok or not strict
+    return ok or not strict, reports
+
+
+def stability_check(conf, echo, strict: bool = False) -> bool:
+    """Print the linearised closed-loop verdict of ``conf`` (and of its comparison flight) before it flies.
+
+    :func:`preflight_stability` without the reports: ``False`` when ``strict`` and a loop is unstable.
+    """
+    return preflight_stability(conf, echo, strict)[0]
 
 
 def _fmt(v, digits: int = 4) -> str:

@@ -72,6 +72,8 @@ def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32
     except (cfg.ConfigError, ValueError) as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
+    from .analyze import preflight_stability
+
     ok, reports = preflight_stability(conf, click.echo, strict)
     if not ok:
         click.echo("error: the closed loop is unstable about hover (--strict): not flying.", err=True)
@@ -94,44 +96,6 @@ def simulate(config: str | None, out_dir: str | None, no_progress: bool, float32
     if failed and not allow_failure:
         click.echo(f"error: the verdict of {', '.join(failed)} is raised (pass --allow-failure to exit 0).", err=True)
         sys.exit(1)
-
-
-def preflight_stability(conf, echo, strict: bool = False) -> tuple[bool, dict]:
-    """The closed loop of ``conf`` (and of its comparison flight) linearised about hover, before flying.
-
-    Prints each verdict (and, for an unstable loop, a warning on stderr) as
-    :func:`jaxrotor.cli.analyze.stability_check` does, and returns ``(ok, reports)``: ``ok`` is ``False``
-    when ``strict`` and a loop is unstable (the caller exits 3 before flying); ``reports`` maps each
-    flight's name to its :class:`~jaxrotor.analysis.StabilityReport`, which the flight's verdict reuses
-    (a loop that cannot be linearised is noted and left out).
-    """
-    from ..analysis.stability import closed_loop_stability
-
-    ok, reports = True, {}
-    for tag, c in (("", conf), (" (comparison)", conf.compare)):
-        if c is None:
-            continue
-        try:
-            rep = closed_loop_stability(c.platform, c.controller, c.flight)
-        except Exception as err:  # a diagnostic only: the flight itself reports what is wrong
-            echo(f"note: closed-loop stability{tag} not computed ({type(err).__name__}: {err})", err=True)
-            continue
-        reports[c.name] = rep
-        echo(f"closed-loop stability{tag} (linearised about hover, {rep.setting}): {rep.summary()}")
-        if not bool(rep.stable):
-            ok = False
-            m = rep.modes[0] if rep.modes else None
-            what = (f"a {m['axis']} mode grows at {m['growth_rate']:+.3g} 1/s ({m['frequency_hz']:.3g} Hz)"
-                    if m is not None and m["growth_rate"] > 0 else rep.summary())
-            if not bool(rep.equilibrium_found):
-                echo(f"warning: {c.name}{tag}: no hover equilibrium found ({rep.summary()}): the vehicle may not "
-                     "hold level hover within its input bounds"
-                     + ("." if strict else "; pass --strict to stop before flying."), err=True)
-                continue
-            echo(f"warning: {c.name}{tag}: the closed loop is unstable about hover: {what}. The flight will "
-                 "diverge from small errors; retune the gains (e.g. lower the gains of that axis) or the actuators"
-                 + ("." if strict else ", or pass --strict to stop before flying."), err=True)
-    return ok or not strict, reports
 
 
 COMMANDS = [simulate]

@@ -71,7 +71,7 @@ def validate(config: str | None, out_dir: str | None, t1: float | None, control_
     except (cfg.ConfigError, ValueError) as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
-    from .simulate import preflight_stability
+    from .analyze import preflight_stability
 
     ok, reports = preflight_stability(conf, click.echo, strict)
     if not ok:
