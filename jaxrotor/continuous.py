@@ -34,7 +34,8 @@ def _closed_loop(platform, controller, flight, t, y, alloc_data):
     cmd, d_integral, alloc, ref = flight_computer(platform, controller, flight, t, state, integral, alloc_data)
     f_ext = None if flight.disturbance is None else flight.disturbance(t)
     d_state, out = vehicle_derivative(platform, flight.actuators, state, cmd, f_ext)
-    return (d_state, d_integral), (out, alloc, ref)
+    R_cmd = controller.commanded_attitude(platform, state, integral, ref)  # recorded only (dropped in the ODE)
+    return (d_state, d_integral), (out, alloc, ref, R_cmd)
 
 
 def _field(t, y, args):
@@ -60,9 +61,9 @@ def fly_continuous(platform: Platform, controller: AbstractController, flight: F
     def outputs(t, y):
         return _closed_loop(platform, controller, flight, t, y, alloc_data)[1]
 
-    outs, alloc, ref = jax.vmap(outputs)(sol.ts, sol.ys)
+    outs, alloc, ref, R_cmd = jax.vmap(outputs)(sol.ts, sol.ys)
     return assemble_trajectory(sol.ts, states, outs, flight.limits, solver_ok=sol.result == diffrax.RESULTS.successful,
                                num_steps=sol.stats["num_accepted_steps"], u_cmd=alloc.u,
                                wrench_requested=alloc.requested, wrench_achieved=alloc.achieved,
                                saturated=alloc.saturated, p_ref=ref.p, v_ref=ref.v, a_ref=ref.a, R_ref=ref.R,
-                               controller_state=integrals)
+                               controller_state=integrals, R_cmd=R_cmd)

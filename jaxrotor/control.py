@@ -126,6 +126,18 @@ class AbstractController(eqx.Module):
                  ) -> tuple[Float[Array, "6"], IntegralState]:
         """Return ``(wrench_b (6,) [N, N m], d integral / dt)``."""
 
+    def commanded_attitude(self, platform: Platform, state: VehicleState, integral, ref: RefSample
+                           ) -> Float[Array, "3 3"]:
+        """``(3, 3)`` the attitude (body to world) this controller steers ``state`` towards now.
+
+        What the attitude error ``e_R`` of :func:`jaxrotor.metrics.orientation_error` is measured
+        against (recorded as ``Trajectory.R_cmd``). The default is the reference attitude ``ref.R``:
+        right for a controller that tracks it (:class:`FullyActuatedSE3`) and the fallback for a
+        controller that does not say; one that computes its own desired attitude (an under-actuated
+        vehicle tilting its thrust) overrides it. Same arguments as :meth:`__call__`.
+        """
+        return ref.R
+
 
 def _set_gains(ctrl, **gains) -> None:
     """Validate and store the six ``(3,)`` diagonal gains (in ``__init__``)."""
@@ -185,6 +197,11 @@ class FullyActuatedSE3(AbstractController):
         """True: the attitude law tracks ``ref.R``, ``ref.omega`` and ``ref.omega_dot`` independently of the position."""
         return True
 
+    def commanded_attitude(self, platform: Platform, state: VehicleState, integral: IntegralState, ref: RefSample
+                           ) -> Float[Array, "3 3"]:
+        """``(3, 3)`` the reference attitude ``ref.R``: the attitude law tracks it directly."""
+        return ref.R
+
     def __call__(self, platform: Platform, state: VehicleState, integral: IntegralState, ref: RefSample
                  ) -> tuple[Float[Array, "6"], IntegralState]:
         f_w, e_p = _desired_force(self, platform, state, integral, ref)
@@ -236,6 +253,16 @@ class UnderactuatedSE3(AbstractController):
     def required_rank(self) -> int:
         """4: collective thrust along body z and three torques."""
         return 4
+
+    def commanded_attitude(self, platform: Platform, state: VehicleState, integral: IntegralState, ref: RefSample
+                           ) -> Float[Array, "3 3"]:
+        """``(3, 3)`` ``R_d = [b2 x b3, b2, b3]``: body z along the desired force ``f_w``, heading ``ref.yaw``.
+
+        The attitude the attitude law regulates ``state.R`` to (``e_R`` of :meth:`__call__` is taken
+        about it), not the reference's ``ref.R`` (level with the heading): a vehicle that tilts its
+        thrust to accelerate tracks ``R_d``, and its error against ``ref.R`` is the tilt it needs.
+        """
+        return _desired_attitude(_desired_force(self, platform, state, integral, ref)[0], ref.yaw)
 
     def __call__(self, platform: Platform, state: VehicleState, integral: IntegralState, ref: RefSample
                  ) -> tuple[Float[Array, "6"], IntegralState]:

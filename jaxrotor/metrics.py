@@ -6,8 +6,14 @@ One place for each formula: the objectives of :mod:`jaxrotor.optimize.objectives
 :func:`flight_metrics` gathers them into one :class:`FlightMetrics`.
 
 * position error ``e_p = p_r - p`` (eq. 14), world frame [m];
-* orientation error ``e_R = 1/2 (R_r^T R - R^T R_r)^vee`` [rad]
-  (:func:`jaxrotor.so3.attitude_error`, eq. 15 as read by jaxrotor).
+* orientation error ``e_R = 1/2 (R_c^T R - R^T R_c)^vee`` [rad]
+  (:func:`jaxrotor.so3.attitude_error`, eq. 15 as read by jaxrotor) against the attitude
+  the controller commands, ``R_c = Trajectory.R_cmd``
+  (:meth:`~jaxrotor.control.AbstractController.commanded_attitude`): the reference
+  attitude ``R_r`` for a fully actuated controller (eq. 15 exactly), the desired attitude
+  from the desired thrust direction and the heading for an under-actuated one (whose
+  error against the level ``R_r`` is the tilt it needs to accelerate, not a tracking
+  error). The error against ``R_r`` itself is :func:`reference_orientation_error`.
 
 Naming: a key ending in ``_xyz`` is per component ``(3,)``; without it the same
 statistic of the Euclidean norm ``|e|`` (a scalar). Time means are trapezoidal
@@ -32,6 +38,7 @@ from .trajectory import Trajectory
 __all__ = [
     "position_error",
     "orientation_error",
+    "reference_orientation_error",
     "mae",
     "rmse",
     "max_abs",
@@ -56,7 +63,22 @@ def position_error(traj: Trajectory) -> Float[Array, "T 3"]:
 
 
 def orientation_error(traj: Trajectory) -> Float[Array, "T 3"]:
-    """``(T, 3)`` ``e_R = 1/2 (R_r^T R - R^T R_r)^vee`` (eq. 15 as read here) [rad], body frame."""
+    """``(T, 3)`` ``e_R = 1/2 (R_c^T R - R^T R_c)^vee`` [rad], body frame, against the commanded attitude.
+
+    ``R_c = traj.R_cmd`` (the attitude the controller steers to, module docstring); a trajectory
+    without ``R_cmd`` (``None``) is measured against ``traj.R_ref``. For a controller that tracks
+    the reference attitude the two are the same: eq. (15) as read here.
+    """
+    R_c = traj.R_ref if traj.R_cmd is None else traj.R_cmd
+    return jax.vmap(attitude_error)(traj.R, R_c)
+
+
+def reference_orientation_error(traj: Trajectory) -> Float[Array, "T 3"]:
+    """``(T, 3)`` ``e_R = 1/2 (R_r^T R - R^T R_r)^vee`` [rad], body frame, against the reference attitude ``traj.R_ref``.
+
+    For an under-actuated vehicle this includes the tilt it needs to follow the path (``R_r`` is
+    level with the heading), so it does not go to zero however well the vehicle flies.
+    """
     return jax.vmap(attitude_error)(traj.R, traj.R_ref)
 
 
@@ -180,8 +202,11 @@ class FlightMetrics(eqx.Module):
         mae_position: ``()`` ``mean_t |e_p|`` [m]. mae_position_xyz: ``(3,)`` per axis [m] (Table IV).
         rmse_position: ``()`` ``sqrt(mean_t |e_p|^2)`` [m]. rmse_position_xyz: ``(3,)`` [m].
         max_position_error: ``()`` ``max_t |e_p|`` [m]. max_position_error_xyz: ``(3,)`` [m].
-        mae_orientation, rmse_orientation, max_orientation_error: ``()`` the same of ``e_R`` [rad];
-            ``*_xyz``: ``(3,)`` per axis [rad].
+        mae_orientation, rmse_orientation, max_orientation_error: ``()`` the same of ``e_R`` [rad]
+            against the commanded attitude (:func:`orientation_error`); ``*_xyz``: ``(3,)`` per axis [rad].
+        mae_orientation_reference, rmse_orientation_reference, max_orientation_reference_error: ``()``
+            the same against the reference attitude (:func:`reference_orientation_error`) [rad];
+            mae_orientation_reference_xyz: ``(3,)`` per axis [rad].
         thrust_impulse: ``()`` ``int sum_i c_f,i |u_i| dt`` [N s].
         effort_ratio: ``()`` mean total thrust over weight (dimensionless).
         energy: ``()`` ``int sum_i c_tau,i |omega_i|^3 dt`` [J].
@@ -209,6 +234,10 @@ class FlightMetrics(eqx.Module):
     rmse_orientation_xyz: Array
     max_orientation_error: Array
     max_orientation_error_xyz: Array
+    mae_orientation_reference: Array
+    mae_orientation_reference_xyz: Array
+    rmse_orientation_reference: Array
+    max_orientation_reference_error: Array
     thrust_impulse: Array
     effort_ratio: Array
     energy: Array
@@ -250,7 +279,7 @@ def flight_metrics(traj: Trajectory, platform, flight=None) -> FlightMetrics:
     tilting platform for ``servo_saturation_fraction``. Compiled as one program (``eqx.filter_jit``:
     op by op the first evaluation in a process took seconds); ``vmap``-able and differentiable.
     """
-    e_p, e_R = position_error(traj), orientation_error(traj)
+    e_p, e_R, e_Rr = position_error(traj), orientation_error(traj), reference_orientation_error(traj)
     power = rotor_power(traj, platform.c_tau)
     mean_power = time_mean(traj.t, power)
     return FlightMetrics(
@@ -266,6 +295,10 @@ def flight_metrics(traj: Trajectory, platform, flight=None) -> FlightMetrics:
         rmse_orientation_xyz=rmse(e_R),
         max_orientation_error=jnp.max(safe_norm(e_R)),
         max_orientation_error_xyz=max_abs(e_R),
+        mae_orientation_reference=mean_norm(e_Rr),
+        mae_orientation_reference_xyz=mae(e_Rr),
+        rmse_orientation_reference=rms_norm(e_Rr),
+        max_orientation_reference_error=jnp.max(safe_norm(e_Rr)),
         thrust_impulse=thrust_impulse(traj, platform.c_f),
         effort_ratio=effort_ratio(traj, platform),
         energy=time_integral(traj.t, power),

@@ -210,12 +210,15 @@ class TickState(eqx.Module):
 
 
 class TickRecord(eqx.Module):
-    """What a tick records besides the state: the controller's integral before the update, the allocation and
-    the reference sample (:class:`~jaxrotor.allocators.Allocation`, :class:`~jaxrotor.reference.RefSample`)."""
+    """What a tick records besides the state: the controller's integral before the update, the allocation,
+    the reference sample (:class:`~jaxrotor.allocators.Allocation`, :class:`~jaxrotor.reference.RefSample`)
+    and ``R_cmd`` ``(3, 3)``, the attitude the controller commands (body to world,
+    :meth:`~jaxrotor.control.AbstractController.commanded_attitude` of the measured state)."""
 
     integral: object
     alloc: Allocation
     ref: RefSample
+    R_cmd: Array
 
 
 def sense(flight: Flight, buffer: VehicleState, reading: VehicleState, error) -> tuple[VehicleState, VehicleState]:
@@ -262,9 +265,11 @@ def tick(computer: FlightComputer, state: TickState, reading: VehicleState, t, h
     buffer, measured = sense(flight, state.buffer, reading, error)
     command, d_integral, alloc, ref = flight_computer(computer.platform, computer.controller, flight, t, measured,
                                                       state.integral, computer.alloc_data)
+    R_cmd = computer.controller.commanded_attitude(computer.platform, measured, state.integral, ref)
     plant_input = hold(flight, command, t, gust, reading.p.dtype)
     integral = jax.tree_util.tree_map(lambda x, dx: x + h * dx, state.integral, d_integral)
-    return TickState(integral=integral, buffer=buffer), plant_input, TickRecord(state.integral, alloc, ref)
+    return (TickState(integral=integral, buffer=buffer), plant_input,
+            TickRecord(state.integral, alloc, ref, R_cmd))
 
 
 def plant_key(flight: Flight):
@@ -280,4 +285,4 @@ def flight_trajectory(flight: Flight, t, states, applied, records, ok, num_steps
                                u_cmd=alloc.u, wrench_requested=alloc.requested, wrench_achieved=alloc.achieved,
                                saturated=alloc.saturated, p_ref=ref.p, v_ref=ref.v, a_ref=ref.a, R_ref=ref.R,
                                controller_state=records.integral, contact_force=applied.contact_force,
-                               motor_speed=applied.motor_speed)
+                               motor_speed=applied.motor_speed, R_cmd=records.R_cmd)

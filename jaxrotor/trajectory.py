@@ -28,6 +28,11 @@ class Trajectory(eqx.Module):
         saturated: ``(T, n)`` whether each rotor command hit a bound.
         p_ref, v_ref, a_ref: ``(T, 3)`` reference position, velocity, acceleration (zeros open-loop).
         R_ref: ``(T, 3, 3)`` reference attitude (identity open-loop).
+        R_cmd: ``(T, 3, 3)`` attitude the controller commands (body to world,
+            :meth:`~jaxrotor.control.AbstractController.commanded_attitude`): ``R_ref`` for a
+            controller that tracks the reference attitude, the desired attitude ``R_d`` from the
+            desired thrust direction and the heading for an under-actuated one. ``None`` in a
+            trajectory built without it (then :func:`jaxrotor.metrics.orientation_error` uses ``R_ref``).
         controller_state: controller internal state at each save time (``None`` open-loop).
         diverged: ``()`` bool: the state became non-finite or ran away
             (``|p|``, ``|v|`` or ``|omega|`` beyond the limits given to ``simulate``), or the
@@ -65,6 +70,7 @@ class Trajectory(eqx.Module):
     num_steps: Array
     contact_force: Array | None = None
     motor_speed: Array | None = None
+    R_cmd: Array | None = None
 
     @property
     def wrench_error(self) -> Array:
@@ -100,7 +106,7 @@ def divergence_flag(p, v, omega, solver_ok, limits) -> Array:
 
 def assemble_trajectory(t, states, applied, limits, *, solver_ok, num_steps, u_cmd, wrench_requested,
                         wrench_achieved, saturated, p_ref, v_ref, a_ref, R_ref, controller_state,
-                        contact_force=None, motor_speed=None) -> Trajectory:
+                        contact_force=None, motor_speed=None, R_cmd=None) -> Trajectory:
     """The one place a :class:`Trajectory` is built from a flight's samples, with its divergence flag.
 
     Args:
@@ -123,12 +129,16 @@ def assemble_trajectory(t, states, applied, limits, *, solver_ok, num_steps, u_c
         controller_state: the controller's integral state at each sample (``None`` open-loop).
         contact_force: ``(T, 3)`` floor force on the vehicle [N] (default zeros).
         motor_speed: ``(T, n)`` motor-model rotor speeds [rad/s] (default ``applied.rotor_speed``).
+        R_cmd: ``(T, 3, 3)`` attitude the controller commands (default ``R_ref``: open loop, or a
+            controller tracking the reference attitude).
     """
     solver_ok = jnp.asarray(solver_ok)
     if motor_speed is None:
         motor_speed = applied.rotor_speed
     if contact_force is None:
         contact_force = jnp.zeros_like(states.p)
+    if R_cmd is None:
+        R_cmd = R_ref
     return Trajectory(
         t=t, p=states.p, v=states.v, R=states.R, omega=states.omega, accel=applied.accel,
         angular_accel=applied.angular_accel, u=applied.u, u_cmd=u_cmd, rotor_speed=applied.rotor_speed,
@@ -136,4 +146,5 @@ def assemble_trajectory(t, states, applied, limits, *, solver_ok, num_steps, u_c
         saturated=saturated, p_ref=p_ref, v_ref=v_ref, a_ref=a_ref, R_ref=R_ref, controller_state=controller_state,
         diverged=divergence_flag(states.p, states.v, states.omega, solver_ok, limits), solver_ok=solver_ok,
         num_steps=jnp.asarray(num_steps), contact_force=contact_force, motor_speed=motor_speed,
+        R_cmd=R_cmd,
     )

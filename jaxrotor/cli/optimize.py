@@ -51,6 +51,11 @@ def _run(kind: str, config: str, out_dir, iterations, fresh: bool, no_progress: 
     out = Path(out_dir) if out_dir is not None else Path("jaxrotor-out") / conf.name
     options = conf.options if iterations is None else dataclasses.replace(conf.options, iterations=iterations)
     names = conf.problem.parameters.names(conf.problem.design)
+    held = conf.problem.parameters.held
+    if held:
+        click.echo(f"note: {', '.join(held)} held at 0, not tuned: a log transform (x = exp(theta)) cannot move a "
+                   "zero gain. To tune them, start them from positive values in [controller] or give them "
+                   "transform = \"box\" with lower = 0 in [parameters].")
     click.echo(f"{kind} {conf.name}: {len(names)} parameters ({', '.join(conf.problem.parameters.paths)}), "
                f"objective {conf.problem.objective.name}, {conf.optimizer.name} lr={conf.optimizer.learning_rate}, "
                f"{options.iterations} iterations -> {out}")

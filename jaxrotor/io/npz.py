@@ -16,7 +16,7 @@ __all__ = ["TRAJECTORY_KEYS", "save_trajectory"]
 #: The :class:`~jaxrotor.trajectory.Trajectory` fields :func:`save_trajectory` writes (each with time first).
 TRAJECTORY_KEYS = ("t", "p", "v", "R", "omega", "accel", "angular_accel", "u", "u_cmd", "rotor_speed",
                    "wrench_requested", "wrench_achieved", "saturated", "p_ref", "v_ref", "a_ref", "R_ref", "alpha",
-                   "beta")
+                   "beta", "R_cmd")
 
 
 def save_trajectory(path: str | Path, traj) -> None:
@@ -25,7 +25,8 @@ def save_trajectory(path: str | Path, traj) -> None:
     One array per field of :data:`TRAJECTORY_KEYS` that is not ``None`` (``t`` ``(T,)`` [s],
     ``p``/``v`` ``(T, 3)`` [m, m/s] world frame, ``R`` ``(T, 3, 3)`` body to world, ``omega``
     ``(T, 3)`` [rad/s] body frame, inputs ``u`` ``(T, n)`` [rad^2/s^2], rotor speeds [rad/s],
-    wrenches [N, N m], the reference, tilt angles [rad]) and ``diverged`` ``()``.
+    wrenches [N, N m], the reference, tilt angles [rad], the commanded attitude ``R_cmd``
+    ``(T, 3, 3)``) and ``diverged`` ``()``.
 
     Args:
         path: the file to write (``.npz`` is appended by NumPy if missing).

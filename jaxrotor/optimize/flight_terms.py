@@ -16,19 +16,24 @@ from jax import Array
 from jaxtyping import Float
 
 from .._util import as_float
-from ..metrics import (effort_ratio, mean_norm, orientation_error, position_error, reference_power, rms_norm,
-                       rotor_power, speed_margin)
+from ..metrics import (effort_ratio, mean_norm, orientation_error, position_error, reference_orientation_error,
+                       reference_power, rms_norm, rotor_power, speed_margin)
 from ..numerics import time_mean
 from ..registry import Option, register
 from .terms import AbstractFlightTerm
 
-__all__ = ["Tracking", "Effort", "Energy", "SaturationMargin", "WrenchShortfall"]
+__all__ = ["ATTITUDES", "Tracking", "Effort", "Energy", "SaturationMargin", "WrenchShortfall"]
+
+#: What the tracking term's attitude error is measured against (``[objective.tracking] attitude``).
+ATTITUDES = ("commanded", "reference")
 
 
 @register("objective", "tracking", options={
     "metric": Option(str, choices=("rmse", "mae"), doc="RMSE or mean error"),
     "position": Option(float, ge=0, unit="1/m", doc="weight of the position error", why="a weight must be >= 0 (the objective is a cost)"),
-    "orientation": Option(float, ge=0, unit="1/rad", doc="weight of the orientation error", why="a weight must be >= 0 (the objective is a cost)")})
+    "orientation": Option(float, ge=0, unit="1/rad", doc="weight of the orientation error", why="a weight must be >= 0 (the objective is a cost)"),
+    "attitude": Option(str, choices=ATTITUDES, doc="the attitude e_R is measured against: the controller's commanded "
+                       "attitude or the reference's")})
 class Tracking(AbstractFlightTerm):
     """Tracking error of the flight (eqs. 14-15).
 
@@ -38,21 +43,34 @@ class Tracking(AbstractFlightTerm):
     components (:mod:`jaxrotor.metrics`). Units: metres for the position part,
     radians for the orientation part (weights convert).
 
+    ``e_R`` is measured against the attitude the controller commands
+    (``attitude="commanded"``, :func:`~jaxrotor.metrics.orientation_error`; the
+    reference attitude for a fully actuated controller) or against the reference
+    attitude (``attitude="reference"``, :func:`~jaxrotor.metrics.reference_orientation_error`).
+    For an under-actuated vehicle the latter holds the tilt the path needs, a floor no
+    gain can lower.
+
     Attributes:
         metric: ``"rmse"`` or ``"mae"`` (static).
         position: weight of the position error [1/m].
         orientation: weight of the orientation error [1/rad].
+        attitude: ``"commanded"`` (default) or ``"reference"`` (static).
     """
 
     position: Array
     orientation: Array
     metric: str = eqx.field(static=True, default="rmse")
+    attitude: str = eqx.field(static=True, default="commanded")
     sense: ClassVar[int] = 1
 
-    def __init__(self, metric: str = "rmse", position: float = 1.0, orientation: float = 0.0):
+    def __init__(self, metric: str = "rmse", position: float = 1.0, orientation: float = 0.0,
+                 attitude: str = "commanded"):
         if metric not in ("rmse", "mae"):
             raise ValueError(f"Tracking parameter `metric` = {metric!r} is invalid. Fix: use 'rmse' or 'mae'.")
-        self.metric = metric
+        if attitude not in ATTITUDES:
+            raise ValueError(f"Tracking parameter `attitude` = {attitude!r} is invalid. Fix: use 'commanded' (the "
+                             "attitude the controller commands) or 'reference' (the reference's attitude).")
+        self.metric, self.attitude = metric, attitude
         self.position, self.orientation = as_float(position), as_float(orientation)
 
     @property
@@ -63,7 +81,8 @@ class Tracking(AbstractFlightTerm):
     def measure(self, design, traj=None) -> Float[Array, ""]:
         """``()`` weighted RMSE or MAE [m (+ rad)]."""
         norm = rms_norm if self.metric == "rmse" else mean_norm
-        return self.position * norm(position_error(traj)) + self.orientation * norm(orientation_error(traj))
+        e_R = orientation_error(traj) if self.attitude == "commanded" else reference_orientation_error(traj)
+        return self.position * norm(position_error(traj)) + self.orientation * norm(e_R)
 
 
 @register("objective", "effort")

@@ -24,8 +24,8 @@ from jax.flatten_util import ravel_pytree
 
 from .._util import as_float as _f
 
-__all__ = ["AbstractTransform", "Identity", "Log", "Interval", "LogInterval", "Box", "TRANSFORMS", "Parameters",
-           "rederive"]
+__all__ = ["AbstractTransform", "Identity", "Log", "Interval", "LogInterval", "Box", "Held", "TRANSFORMS",
+           "Parameters", "rederive"]
 
 
 class AbstractTransform(eqx.Module):
@@ -46,6 +46,16 @@ class AbstractTransform(eqx.Module):
     @abc.abstractmethod
     def check(self, name: str, x: np.ndarray) -> None:
         """Raise ``ValueError`` naming the parameter ``name`` if the concrete initial value ``x`` is infeasible."""
+
+    def holds(self, x: np.ndarray) -> np.ndarray:
+        """Which elements of a leaf starting at the concrete value ``x`` can never move under this transform.
+
+        A bool array of ``x``'s shape. Elements it marks, in a leaf selected through a parent path
+        (``"controller"``), are held at their value and not optimised (:attr:`Parameters.held`; the
+        rest of the leaf is checked and optimised); in a leaf named by its own path they are refused
+        (:meth:`check`). None unless a transform says otherwise (:class:`Log`: the zeros).
+        """
+        return np.zeros(np.shape(x), dtype=bool)
 
 
 class Identity(AbstractTransform):
@@ -85,8 +95,52 @@ class Log(AbstractTransform):
     def check(self, name, x):
         """``x > 0``."""
         if np.any(x <= 0):
-            raise ValueError(f"parameter `{name}` = {x.tolist()} is invalid for a log transform: it must be > 0. "
-                             "Fix: start from positive values or use transform = \"identity\".")
+            raise ValueError(f"parameter `{name}` = {x.tolist()} is invalid for a log transform: it must be > 0 "
+                             "(x = exp(theta) never reaches 0). Fix: start from positive values, use transform = "
+                             "\"box\" with lower = 0, or select its parent (e.g. [parameters.controller]), which "
+                             "holds the zeros at 0.")
+
+    def holds(self, x):
+        """The zeros of ``x`` (``exp(theta)`` can neither reach nor leave 0): e.g. an integral gain switched off."""
+        return np.asarray(x) == 0
+
+
+class Held(AbstractTransform):
+    """``base`` with the elements ``mask`` held at ``value``: ``x = where(mask, value, base.forward(theta))``.
+
+    Built by :meth:`Parameters.select` for a leaf whose transform cannot move some of its elements
+    (:meth:`AbstractTransform.holds`); the held elements' ``theta`` is a dummy ``0`` with zero
+    gradient, so the optimiser leaves them alone.
+
+    Attributes:
+        base: the leaf's transform.
+        mask: bool, ``x``'s shape: the held elements.
+        value: the held values (``x``'s shape; used where ``mask``).
+    """
+
+    base: AbstractTransform
+    mask: Array
+    value: Array
+
+    def __init__(self, base: AbstractTransform, mask, value):
+        self.base, self.mask, self.value = base, jnp.asarray(mask, dtype=bool), _f(value)
+
+    def forward(self, theta):
+        """``where(mask, value, base.forward(theta))``."""
+        return jnp.where(self.mask, self.value, self.base.forward(jnp.where(self.mask, 0.0, theta)))
+
+    def inverse(self, x):
+        """``where(mask, 0, base.inverse(x))`` (held elements replaced by a free element's value first)."""
+        fill = jnp.max(jnp.where(self.mask, -jnp.inf, x))
+        return jnp.where(self.mask, 0.0, self.base.inverse(jnp.where(self.mask, fill, x)))
+
+    def project(self, theta):
+        """``base.project`` on the free elements."""
+        return jnp.where(self.mask, theta, self.base.project(theta))
+
+    def check(self, name, x):
+        """``base.check`` of the free elements."""
+        self.base.check(name, np.asarray(x)[~np.asarray(self.mask)])
 
 
 def _check_interval(name, x, lo, hi):
@@ -250,11 +304,17 @@ class Parameters(eqx.Module):
         filter_spec: design-shaped pytree of bools.
         transforms: the selected partition's structure, transforms at the leaves.
         paths: the dotted paths given to :meth:`select` (static, for reports).
+        held: the leaves or elements under a selected path that are held at their initial value
+            because their transform cannot move them (:meth:`AbstractTransform.holds`: zeros under
+            :class:`Log`), e.g. ``("controller.K_pi[0]", "controller.K_pi[1]", "controller.K_Ri")``
+            (a whole leaf is left out of the selection; a held element stays in :meth:`names` at its
+            value, its transform a :class:`Held`) (static).
     """
 
     filter_spec: Any
     transforms: Any
     paths: tuple[str, ...] = eqx.field(static=True)
+    held: tuple[str, ...] = eqx.field(static=True, default=())
 
     @classmethod
     def select(cls, design, selection: Mapping[str, AbstractTransform | None]) -> "Parameters":
@@ -265,10 +325,14 @@ class Parameters(eqx.Module):
         ``"platform.beta"``, ``"platform.arm_length"``, ``"platform.mass"``,
         ``"platform.inertia"``, ``"controller"`` (every gain), ``"controller.K_R"``,
         ``"flight.actuators.motor.time_constant"``. Later entries override earlier ones on
-        overlapping sub-trees. Initial values are checked against the bounds.
+        overlapping sub-trees. Initial values are checked against the bounds, except that the
+        elements of a leaf selected through a parent path which its transform cannot move (zero
+        gains under :class:`Log`, e.g. ``K_pi = (0, 0, 1.3)`` under ``{"controller": Log()}``) are
+        held at their value and listed in :attr:`held`; the same leaf named by its own path is refused.
 
         Raises:
-            ValueError: unknown path, a path without array leaves, or an infeasible start.
+            ValueError: unknown path, a path without array leaves, an infeasible start, or every
+                selected leaf held.
         """
         if not selection:
             raise ValueError("Parameters.select parameter `selection` is empty. Fix: name at least one leaf, "
@@ -296,12 +360,35 @@ class Parameters(eqx.Module):
             # the last selection whose path is this leaf or one of its parents wins
             return [tf for path, tf in chosen if name == path or name.startswith(path + ".")][-1]
 
+        def explicit(name):  # the leaf's own path was given (not only a parent's)
+            return any(name == path for path, _ in chosen)
+
         transforms = jax.tree_util.tree_map_with_path(transform_of, params)
-        out = cls(filter_spec=spec, transforms=transforms, paths=tuple(selection))
-        for name, x, tf in zip(out.names(design, per_leaf=True), jax.tree_util.tree_leaves(params),
-                               jax.tree_util.tree_leaves(transforms, is_leaf=_is_tf)):
-            tf.check(name, np.asarray(x, dtype=float))
-        return out
+        held, dropped, partial = [], set(), {}
+        for (key_path, x), tf in zip(jax.tree_util.tree_flatten_with_path(params)[0],
+                                     jax.tree_util.tree_leaves(transforms, is_leaf=_is_tf)):
+            name, x = _path_name(key_path), np.asarray(x, dtype=float)
+            mask = np.asarray(tf.holds(x), dtype=bool) if not explicit(name) else np.zeros(x.shape, bool)
+            if mask.size and mask.all():  # nothing of the leaf can move: leave it out
+                held.append(name)
+                dropped.add(name)
+            elif mask.any():  # some elements: hold those, optimise the rest
+                held += [name + "[" + ",".join(map(str, i)) + "]" for i in zip(*np.nonzero(mask))]
+                partial[name] = Held(tf, mask, x)
+                partial[name].check(name, x)
+            else:
+                tf.check(name, x)
+        if dropped:
+            if len(dropped) == len(jax.tree_util.tree_leaves(params)):
+                raise ValueError(f"Parameters.select: every selected leaf ({', '.join(held)}) is held: its transform "
+                                 "cannot move its initial value (0 under a log transform). Fix: start from positive "
+                                 "values or use transform = \"box\" with lower = 0.")
+            spec = jax.tree_util.tree_map_with_path(lambda kp, b: b and _path_name(kp) not in dropped, spec)
+            params, _ = eqx.partition(design, spec)
+        if dropped or partial:
+            transforms = jax.tree_util.tree_map_with_path(
+                lambda kp, x: partial.get(_path_name(kp)) or transform_of(kp, x), params)
+        return cls(filter_spec=spec, transforms=transforms, paths=tuple(selection), held=tuple(held))
 
     def partition(self, design):
         """``(selected, rest)`` = ``eqx.partition(design, filter_spec)``."""

@@ -8,6 +8,7 @@ import json
 import tomllib
 from pathlib import Path
 
+import jax.numpy as jnp
 import pytest
 from click.testing import CliRunner
 
@@ -164,3 +165,53 @@ def test_nested_parameter_tables_get_a_quoting_hint(tmp_path):
     config.write_text(text)
     with pytest.raises(ConfigError, match='quote dotted paths'):
         oc.load(config)
+
+
+def _x500_config(**edits):
+    data = tomllib.loads((ROOT / "configs" / "tune_x500.toml").read_text())
+    for table, values in edits.items():
+        data[table] = {**data[table], **values}
+    return data
+
+
+def test_x500_tune_config_tunes_on_the_commanded_attitude_and_runs(tmp_path):
+    """``configs/tune_x500.toml`` (the under-actuated X500, 18 gains, e_R against the commanded attitude),
+    shortened to 0.5 s and 2 iterations: the loss falls, and the attitude error against the commanded
+    attitude is far below the one against the level reference (the tilt the path needs)."""
+    conf = oc.load(ROOT / "configs" / "tune_x500.toml", kind="tune")
+    design = conf.problem.design
+    assert design.controller.required_rank == 4 and float(design.flight.actuators.motor.time_constant) == 0.02
+    (term,) = conf.problem.objective.leaves()
+    assert term.attitude == "commanded" and float(term.orientation) == 1.0
+    assert len(conf.problem.parameters.names(design)) == 18
+    assert conf.problem.parameters.held == ("controller.K_pi[0]", "controller.K_pi[1]")  # no lateral integral
+    config = tmp_path / "x500.toml"
+    config.write_text(dump(_x500_config(reference={"duration": 0.5}, optimize={"iterations": 2})))
+    res = CliRunner().invoke(main, ["tune", str(config), "--out", str(tmp_path / "out"), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert "note: controller.K_pi[0], controller.K_pi[1] held at 0, not tuned" in res.output
+    report = json.loads((tmp_path / "out" / "result.json").read_text())
+    assert report["final_loss"] < report["initial_loss"]
+    m = report["initial_metrics"]
+    assert m["mae_orientation"] < 0.1 * m["mae_orientation_reference"]
+
+
+def test_tune_defaults_work_on_the_underactuated_controller():
+    """Without K_* the gains are the vehicle's auto gains (no lateral position integral: those two held at 0,
+    the other 16 tuned); with the controller's built-in gains (K_pi = K_Ri = 0) the default log transform holds
+    the zero gains (12 tuned); a zero gain named under a log transform is refused with the fix."""
+    data = _x500_config()
+    data["controller"] = {"kind": "underactuated"}
+    del data["parameters"], data["objective"]
+    conf = oc.from_dict(data, "x.toml", kind="tune")
+    controller = conf.problem.design.controller
+    assert float(controller.K_pi[2]) > 0 and float(jnp.min(controller.K_Ri)) > 0
+    held = tuple(f"controller.{g}[{i}]" for g in ("K_pi", "K_Ri") for i in range(3) if float(getattr(controller, g)[i]) == 0)
+    assert conf.problem.parameters.held == held
+    data["controller"] = {"kind": "underactuated", "gains": "default"}
+    conf = oc.from_dict(data, "x.toml", kind="tune")
+    assert conf.problem.parameters.held == ("controller.K_pi", "controller.K_Ri")
+    assert len(conf.problem.parameters.names(conf.problem.design)) == 12
+    data["parameters"] = {"controller.K_pi": {"transform": "log"}}
+    with pytest.raises(ConfigError, match=r"controller.K_pi.*log transform.*Fix:.*holds the zeros"):
+        oc.from_dict(data, "x.toml", kind="tune")

@@ -1,5 +1,6 @@
 """Flight metrics against closed forms on a constructed trajectory, and on a hover flight (effort 1, power ratio 1)."""
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -54,3 +55,21 @@ def test_flight_metrics_of_a_hover_flight():
     batched = jax.tree_util.tree_map(lambda x: jnp.stack([x, x]), traj)
     mb = jax.vmap(lambda tr: metrics.flight_metrics(tr, quad))(batched)
     np.testing.assert_allclose(mb.effort_ratio, [m.effort_ratio] * 2, rtol=1e-15)
+
+
+def test_orientation_error_is_against_the_commanded_attitude_and_the_reference_one_has_its_own_name():
+    """With ``R_cmd`` = the flown attitude the error is 0 while the error against the level ``R_ref`` is the
+    0.1 rad yaw; without ``R_cmd`` (``None``) both are measured against ``R_ref``. ``flight_metrics`` reports both."""
+    traj = _trajectory()
+    yaw = np.tile([0.0, 0.0, np.sin(0.1)], (5, 1))
+    np.testing.assert_allclose(metrics.reference_orientation_error(traj), yaw, atol=1e-15)
+    assert traj.R_cmd is None
+    commanded = eqx.tree_at(lambda tr: tr.R_cmd, traj, traj.R, is_leaf=lambda x: x is None)
+    np.testing.assert_allclose(metrics.orientation_error(commanded), np.zeros((5, 3)), atol=1e-15)
+    np.testing.assert_allclose(metrics.reference_orientation_error(commanded), yaw, atol=1e-15)
+    m = metrics.flight_metrics(commanded, jr.presets.cs_4r()).to_dict()
+    assert m["mae_orientation"] == pytest.approx(0.0, abs=1e-15)
+    assert m["mae_orientation_reference"] == pytest.approx(np.sin(0.1), rel=1e-14)
+    assert m["rmse_orientation_reference"] == pytest.approx(np.sin(0.1), rel=1e-14)
+    assert m["max_orientation_reference_error"] == pytest.approx(np.sin(0.1), rel=1e-14)
+    np.testing.assert_allclose(m["mae_orientation_reference_xyz"], [0.0, 0.0, np.sin(0.1)], atol=1e-15)

@@ -167,3 +167,22 @@ def test_infeasible_design_is_penalised_not_crashed():
     assert bool(info.penalized) and not bool(info.diverged)
     assert float(value) == 7.0
     assert float(grad.platform.alpha) == 0.0
+
+
+def test_tracking_measures_the_attitude_error_against_the_commanded_attitude_unless_told():
+    """``Tracking(orientation=1)``: 0 when the vehicle holds the commanded attitude; ``attitude="reference"``
+    measures the 0.2 rad roll against the level reference. A bad choice is refused with the fix."""
+    T = 4
+    R = jnp.broadcast_to(jr.so3.exp(jnp.array([0.2, 0.0, 0.0])), (T, 3, 3))
+    z3, z4 = jnp.zeros((T, 3)), jnp.zeros((T, 4))
+    traj = jr.Trajectory(t=jnp.linspace(0.0, 1.0, T), p=z3, v=z3, R=R, omega=z3, accel=z3, angular_accel=z3, u=z4,
+                         u_cmd=z4, rotor_speed=z4, alpha=jnp.zeros(T), beta=jnp.zeros(T), wrench_requested=jnp.zeros((T, 6)),
+                         wrench_achieved=jnp.zeros((T, 6)), saturated=jnp.zeros((T, 4), bool), p_ref=z3, v_ref=z3,
+                         a_ref=z3, R_ref=jnp.broadcast_to(jnp.eye(3), (T, 3, 3)), controller_state=None,
+                         diverged=jnp.asarray(False), solver_ok=jnp.asarray(True), num_steps=jnp.asarray(0), R_cmd=R)
+    design = _design(jr.presets.cs_4r())
+    assert float(ob.Tracking(position=1.0, orientation=1.0).measure(design, traj)) == pytest.approx(0.0, abs=1e-15)
+    ref = ob.Tracking(position=1.0, orientation=1.0, attitude="reference")
+    assert float(ref.measure(design, traj)) == pytest.approx(math.sin(0.2), rel=1e-14)
+    with pytest.raises(ValueError, match=r"`attitude` = 'level' is invalid. Fix: use 'commanded'"):
+        ob.Tracking(attitude="level")

@@ -60,3 +60,32 @@ def test_selection_errors_name_the_problem():
         op.Parameters.select(design, {"platform.name": None})
     with pytest.raises(ValueError, match="has 3 entries for 1 selected"):
         op.Parameters.select(design, {"platform.alpha": None}).unflatten([1.0, 2.0, 3.0], design)
+
+
+def test_zero_gains_under_a_parent_log_transform_are_held_and_named_ones_refused():
+    """``{"controller": Log()}`` on the under-actuated controller's defaults (``K_pi = K_Ri = 0``): exp(theta)
+    cannot move a zero gain, so those two leaves are held (listed in ``held``) and the other 12 gains are tuned;
+    naming a zero gain itself under a log transform is refused with the fix, and holding everything is refused."""
+    design = op.Design(jr.presets.cs_4r(), jr.UnderactuatedSE3())
+    params = op.Parameters.select(design, {"controller": op.Log()})
+    assert params.held == ("controller.K_pi", "controller.K_Ri")
+    names = params.names(design)
+    assert len(names) == 12 and not any("K_pi" in n or "K_Ri" in n for n in names)
+    back = params.to_design(params.to_theta(design), design)
+    np.testing.assert_array_equal(back.controller.K_pi, np.zeros(3))
+    assert op.Parameters.select(op.Design(jr.presets.cs_4r(), jr.FullyActuatedSE3()), {"controller": op.Log()}).held == ()
+    with pytest.raises(ValueError, match=r"`controller.K_pi` = \[0.0, 0.0, 0.0\] is invalid for a log transform.*"
+                                         r"holds the zeros"):
+        op.Parameters.select(design, {"controller.K_pi": op.Log()})
+    # some zeros in a leaf (the auto gains' lateral position integral): those elements are held, the rest tuned
+    part = op.Design(jr.presets.cs_4r(), jr.UnderactuatedSE3(K_pi=(0.0, 0.0, 1.5), K_Ri=0.2))
+    params = op.Parameters.select(part, {"controller": op.Log()})
+    assert params.held == ("controller.K_pi[0]", "controller.K_pi[1]") and len(params.names(part)) == 18
+    theta = params.to_theta(part)
+    assert bool(jnp.all(jnp.isfinite(theta.controller.K_pi)))
+    np.testing.assert_array_equal(params.to_design(theta, part).controller.K_pi, [0.0, 0.0, 1.5])
+    grad = jax.grad(lambda th: jnp.sum(params.to_design(th, part).controller.K_pi * jnp.array([1.0, 2.0, 3.0])))(theta)
+    np.testing.assert_allclose(grad.controller.K_pi, [0.0, 0.0, 4.5], rtol=1e-14)
+    with pytest.raises(ValueError, match="every selected leaf"):
+        zero = jr.UnderactuatedSE3(K_p=0.0, K_v=0.0, K_R=0.0, K_w=0.0)
+        op.Parameters.select(op.Design(jr.presets.cs_4r(), zero), {"controller": op.Log()})
