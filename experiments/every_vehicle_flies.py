@@ -169,10 +169,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="2 presets and 1 random design, shorter flights")
     ap.add_argument("--out", type=Path, default=Path("jaxrotor-out/every_vehicle_flies"))
+    ap.add_argument("--presets", nargs="+", default=None, help="fly only these presets (default: every fixed-tilt one)")
     ap.add_argument("--designs", type=int, default=None, help=f"random designs (default {RANDOM_DESIGNS}, --quick 1)")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    names = list(QUICK_PRESETS) if args.quick else [n for n in presets.names() if not presets.get(n).is_tilting]
+    names = args.presets or (list(QUICK_PRESETS) if args.quick else [n for n in presets.names()
+                                                                       if not presets.get(n).is_tilting])
     n_random = args.designs if args.designs is not None else (1 if args.quick else RANDOM_DESIGNS)
     rng = np.random.default_rng(0)
     vehicles = [(n, presets.get(n), PRESET_TAU) for n in names]

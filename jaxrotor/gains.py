@@ -211,8 +211,8 @@ def reaction_coefficients(platform: Platform, *, underactuated: bool = False) ->
 def lateral_acceleration_limit(platform: Platform, *, underactuated: bool = False) -> Float[Array, ""]:
     """Largest horizontal acceleration [m/s^2] the vehicle makes from hover, in its weakest horizontal direction.
 
-    Under-actuated (it tilts to accelerate): ``g sqrt((T/W)^2 - 1)`` with ``T/W = sum_i c_f,i u_max,i / (m g)``
-    (at most 3 g for unbounded rotors). Fully actuated at level attitude (it makes the force with its rotors):
+    Under-actuated (it tilts to accelerate): ``g sqrt((T/W)^2 - 1)`` with ``T/W = sum_i c_f,i u_max,i / (m g)``,
+    at most 3 g (a position-controlled flight asks for no more). Fully actuated at level attitude (it makes the force with its rotors):
     the input change of a lateral acceleration ``a d`` is ``a m (G^+)_{:, :3} d`` and each rotor has the
     headroom ``h_i = min(u_max,i - u_h,i, u_h,i - u_min,i)`` about the hover input ``u_h``, so
     ``a_max(d) = min_i h_i / |m (G^+ d)_i|`` (exact for the pseudo-inverse allocators); the minimum over
@@ -221,8 +221,8 @@ def lateral_acceleration_limit(platform: Platform, *, underactuated: bool = Fals
     g = platform.gravity
     if underactuated:
         tw = jnp.sum(platform.c_f * platform.rotor_speed_max**2) / (platform.mass * g)
-        tw = jnp.where(jnp.isfinite(tw), tw, 3.0)
-        return g * jnp.sqrt(jnp.maximum(tw**2 - 1.0, 1e-3))
+        tw = jnp.where(jnp.isfinite(tw), tw, 10.0)
+        return jnp.minimum(g * jnp.sqrt(jnp.maximum(tw**2 - 1.0, 1e-3)), 3.0 * g)
     G = allocation_matrix(platform)
     P = jnp.linalg.pinv(G)[:, :3] * platform.mass
     u_h = hover_inputs(platform)
