@@ -530,8 +530,16 @@ PRESET_ROWS = (
 
 
 @click.command("presets")
-def presets() -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="Print a JSON list: one object per preset with name, n, label, tilting, mass [kg], description.")
+def presets(as_json: bool = False) -> None:
     """List the named presets with their class label, rotor count, mass and description."""
+    if as_json:
+        import json
+
+        click.echo(json.dumps([{"name": name, "n": n, "label": label, "tilting": "-Ting" in label, "mass": mass,
+                                "description": text} for name, label, n, mass, text in PRESET_ROWS], indent=1))
+        return
     rows = [(name, label, str(n), f"{mass:g} kg", text) for name, label, n, mass, text in PRESET_ROWS]
     header = ("name", "class", "n", "mass", "description")
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(4)]
