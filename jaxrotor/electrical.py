@@ -1,0 +1,720 @@
+"""Electrical propulsion and energy: motor, ESC and battery, hover power, endurance and payload.
+
+Pure, differentiable JAX functions of the parts (:mod:`jaxrotor.design.parts`): every quantity is a
+function of array leaves, with no Python control flow on values, in float64 or float32 (the working
+type is the platform's). SI units throughout; ``K_v`` in rad/s/V (``Motor.kv_si``), ``k_t = 1/K_v``.
+
+The chain, per rotor ``i`` at speed ``omega_i`` with drag coefficient ``c_tau,i``::
+
+    Q_i     = c_tau,i omega_i^2                      shaft torque [N m]
+    I_i     = K_v Q_i + I_0                          motor current [A]     (k_t (I - I_0) = Q)
+    V_m,i   = R I_i + omega_i / K_v                  motor voltage [V]     (winding + back-EMF)
+    P_m,i   = V_m,i I_i                              motor electrical power [W]
+    P_esc,i = V_m,i I_i / eta                        ESC input power [W]
+
+and the battery (``cells`` in series, per-cell open-circuit voltage ``ocv(SoC)``, internal
+resistance ``R_int``, capacity ``Q_cap = 3.6 capacity_mah`` [A s]) supplies ``P = sum_i P_esc,i``
+at its terminals::
+
+    OCV = cells ocv(SoC),   P = (OCV - R_int I_b) I_b,
+    I_b = 2 P / (OCV + sqrt(OCV^2 - 4 R_int P))     (the small root; finite gradient at R_int = 0)
+    V_t = OCV - R_int I_b,  throttle_i = V_m,i / V_t
+
+Energy identity (exact): ``OCV I_b = sum_i [Q_i omega_i + R I_i^2 + omega_i I_0/K_v
++ (1/eta - 1) V_m,i I_i] + R_int I_b^2`` (shaft work, copper, no-load, ESC and battery losses).
+
+Endurance at constant terminal power ``P`` (hover, or a flown profile repeated at its mean power):
+``dSoC/dt = -I_b(SoC)/Q_cap``, so ``t = int_{floor}^{soc0} Q_cap / I_b(P, s) ds
+= Q_cap/(2P) int (OCV(s) + sqrt(OCV(s)^2 - 4 R_int P)) ds``, integrated by Gauss-Legendre on each
+interval of the OCV table (exact kinks), and in closed form (:func:`constant_power_discharge_time`).
+
+Temperature effects on the battery (capacity and resistance) are out of scope. ``docs/energy.md``
+derives every equation and gives a worked example.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+from jax import Array
+from jaxtyping import ArrayLike, Float
+
+from .allocation import allocation_matrix, hover_inputs, hover_wrench
+from .design.parts import CELL_VOLTAGE, Battery, Motor, rotor_speed_limit
+from .design.platform import Platform
+from .design.validation import is_concrete
+
+__all__ = [
+    "LIPO_SOC",
+    "LIPO_CELL_VOLTS",
+    "OCVCurve",
+    "ESC",
+    "default_ocv_curve",
+    "pack_ocv",
+    "battery_current",
+    "terminal_voltage",
+    "capacity_as",
+    "MotorSteadyState",
+    "motor_steady_state",
+    "ElectricalState",
+    "electrical_state",
+    "PowerBreakdown",
+    "power_breakdown",
+    "HoverPoint",
+    "hover_point",
+    "discharge_time",
+    "constant_power_discharge_time",
+    "endurance_hover",
+    "endurance_profile",
+    "max_vertical_thrust",
+    "payload_capacity",
+    "electric_motor_rates",
+    "sizing_report",
+    "format_sizing_report",
+]
+
+#: State-of-charge points of the default Li-Po curve (0 to 1 in steps of 0.1).
+LIPO_SOC = tuple(i / 10 for i in range(11))
+#: Rest (open-circuit) voltage of one Li-Po cell [V] at :data:`LIPO_SOC`: the typical published
+#: Li-Po discharge chart (rest voltage against remaining charge at room temperature, 3.27 V empty,
+#: 4.20 V full; docs/energy.md).
+LIPO_CELL_VOLTS = (3.27, 3.69, 3.73, 3.77, 3.80, 3.84, 3.87, 3.95, 4.02, 4.11, 4.20)
+
+#: Gauss-Legendre points per OCV-table interval (the integrand is smooth there: 12 points reach
+#: float64 round-off for every curve the tests try).
+GAUSS_POINTS = 12
+
+
+def _err(param: str, value, why: str, fix: str) -> ValueError:
+    v = np.asarray(value)
+    shown = np.array2string(v, precision=6, threshold=12) if v.ndim else repr(v.item())
+    return ValueError(f"Electrical parameter `{param}` = {shown} is invalid: {why}. Fix: {fix}.")
+
+
+# --------------------------------------------------------------------------- battery curve and ESC
+
+
+class OCVCurve(eqx.Module):
+    """Open-circuit voltage of one cell against state of charge, linear between table points.
+
+    ``ocv(s) = interp(s, soc, volts)`` (``jnp.interp``: piecewise linear, constant beyond the ends).
+    The default (:func:`default_ocv_curve`) is the typical published Li-Po rest-voltage chart
+    (:data:`LIPO_SOC`, :data:`LIPO_CELL_VOLTS`); such a curve comes from discharging a cell in
+    steps and reading its voltage after it rests (no load). Temperature is out of scope.
+
+    Attributes:
+        soc: ``(k,)`` states of charge, strictly increasing in ``[0, 1]``, ``k >= 2``.
+        volts: ``(k,)`` cell open-circuit voltages [V] (> 0).
+    """
+
+    soc: Float[Array, " k"]
+    volts: Float[Array, " k"]
+
+    def __init__(self, soc: ArrayLike, volts: ArrayLike):
+        s = jnp.asarray(soc, dtype=jnp.result_type(float))
+        v = jnp.asarray(volts, dtype=jnp.result_type(float))
+        if s.ndim != 1 or s.shape[0] < 2:
+            raise _err("ocv_soc", s, "the table needs at least 2 states of charge in a 1-D list",
+                       "give e.g. ocv_soc = [0.0, 1.0] and ocv_volts = [3.5, 4.2]")
+        if v.shape != s.shape:
+            raise _err("ocv_volts", v, f"it has {v.size} values for {s.shape[0]} states of charge",
+                       "give one cell voltage per entry of ocv_soc")
+        if is_concrete(s, v):
+            sn, vn = np.asarray(s), np.asarray(v)
+            if not np.all(np.isfinite(sn)) or sn.min() < 0 or sn.max() > 1:
+                raise _err("ocv_soc", sn, "states of charge lie in [0, 1]", "give fractions, e.g. 0.5 for 50 %")
+            if np.any(np.diff(sn) <= 0):
+                raise _err("ocv_soc", sn, "the states of charge must be strictly increasing",
+                           "sort the table by state of charge and drop repeated points")
+            if not np.all(np.isfinite(vn)) or np.any(vn <= 0):
+                raise _err("ocv_volts", vn, "cell voltages must be finite and > 0",
+                           "give the rest voltage of one cell in volts, e.g. 3.7")
+        self.soc, self.volts = s, v
+
+    def __call__(self, soc: ArrayLike) -> Array:
+        """Cell open-circuit voltage [V] at ``soc`` (any shape), in the dtype of ``soc``."""
+        s = jnp.asarray(soc)
+        dt = jnp.result_type(s, jnp.float32) if not jnp.issubdtype(s.dtype, jnp.floating) else s.dtype
+        s = s.astype(dt)
+        return jnp.interp(s, self.soc.astype(dt), self.volts.astype(dt))
+
+
+def default_ocv_curve() -> OCVCurve:
+    """The default Li-Po cell curve (:data:`LIPO_SOC`, :data:`LIPO_CELL_VOLTS`): 3.27 V at 0 % to 4.20 V at 100 %."""
+    return OCVCurve(LIPO_SOC, LIPO_CELL_VOLTS)
+
+
+class ESC(eqx.Module):
+    """Electronic speed controller: a constant efficiency ``eta`` from battery power to motor power.
+
+    ``P_esc = V_m I / eta``; the loss ``(1/eta - 1) V_m I`` is heat in the ESC.
+
+    Attributes:
+        efficiency: ``()`` ``eta`` in ``(0, 1]`` (default 0.95).
+    """
+
+    efficiency: Float[Array, ""]
+
+    def __init__(self, efficiency: ArrayLike = 0.95):
+        e = jnp.asarray(efficiency, dtype=jnp.result_type(float))
+        if e.ndim != 0:
+            raise _err("esc.efficiency", e, "one efficiency for all ESCs", "give one number, e.g. 0.95")
+        if is_concrete(e) and not (0.0 < float(e) <= 1.0):
+            raise _err("esc.efficiency", e, "an efficiency lies in (0, 1]", "give e.g. efficiency = 0.95")
+        self.efficiency = e
+
+
+def _curve(ocv: OCVCurve | None) -> OCVCurve:
+    return default_ocv_curve() if ocv is None else ocv
+
+
+def _esc(esc: ESC | None) -> ESC:
+    return ESC() if esc is None else esc
+
+
+def pack_ocv(battery: Battery, soc: ArrayLike, ocv: OCVCurve | None = None) -> Array:
+    """Pack open-circuit voltage ``OCV = cells ocv(SoC)`` [V] (same shape as ``soc``).
+
+    Args:
+        battery: the pack (``cells`` in series). soc: state of charge in ``[0, 1]``.
+        ocv: per-cell curve; ``None`` the default Li-Po curve.
+    """
+    return battery.cells * _curve(ocv)(soc)
+
+
+def battery_current(power: ArrayLike, ocv_pack: ArrayLike, r_int: ArrayLike) -> Array:
+    """Battery current ``I_b`` [A] delivering terminal power ``power`` [W].
+
+    Solves ``P = (OCV - R_int I_b) I_b`` for its small root, written as
+    ``I_b = 2 P / (OCV + sqrt(OCV^2 - 4 R_int P))`` (equal to
+    ``(OCV - sqrt(OCV^2 - 4 R_int P)) / (2 R_int)``, and to ``P / OCV`` at ``R_int = 0``, with a finite
+    gradient there). NaN when ``P > OCV^2 / (4 R_int)`` (more than the pack can deliver).
+
+    Args:
+        power: ``P`` [W], any shape. ocv_pack: ``OCV`` [V]. r_int: ``R_int`` [Ohm] (broadcast).
+    """
+    return 2 * power / (ocv_pack + jnp.sqrt(ocv_pack**2 - 4 * r_int * power))
+
+
+def terminal_voltage(ocv_pack: ArrayLike, r_int: ArrayLike, current: ArrayLike) -> Array:
+    """Terminal voltage ``V_t = OCV - R_int I_b`` [V]."""
+    return ocv_pack - r_int * current
+
+
+def capacity_as(battery: Battery) -> Array:
+    """Capacity ``Q_cap`` [A s] = ``capacity_mah x 3.6``."""
+    return battery.capacity_mah * 3.6
+
+
+# --------------------------------------------------------------------------- motor steady state
+
+
+class MotorSteadyState(NamedTuple):
+    """One motor (or an array of them) in steady state, from :func:`motor_steady_state`.
+
+    Attributes:
+        torque: shaft torque ``Q = c_tau omega^2`` [N m].
+        current: ``I = K_v Q + I_0`` [A].
+        voltage: ``V_m = R I + omega / K_v`` [V].
+        power: electrical ``V_m I`` [W].
+    """
+
+    torque: Array
+    current: Array
+    voltage: Array
+    power: Array
+
+
+def motor_steady_state(omega: ArrayLike, c_tau: ArrayLike, motor: Motor) -> MotorSteadyState:
+    """Steady state of a motor turning its propeller at ``omega``.
+
+    ``Q = c_tau omega^2``, ``I = K_v Q + I_0`` (torque constant ``k_t = 1/K_v``, ``K_v`` in rad/s/V),
+    ``V_m = R I + omega / K_v``, ``P_m = V_m I``.
+
+    Args:
+        omega: rotor speed [rad/s], e.g. ``(n,)``. c_tau: drag coefficient [N m s^2/rad^2] (broadcast).
+        motor: the motor (``kv``, ``resistance``, ``no_load_current``); ``kv`` must be given.
+    """
+    kv = _kv(motor)
+    q = c_tau * omega**2
+    i = kv * q + motor.no_load_current
+    v = motor.resistance * i + omega / kv
+    return MotorSteadyState(q, i, v, v * i)
+
+
+def _kv(motor: Motor) -> Array:
+    if motor.kv is None:
+        raise ValueError("Electrical model: the motor has no `kv` (speed constant). Fix: give [parts.motor] kv in "
+                         "rpm/V (with resistance, no_load_current and max_current).")
+    return motor.kv_si
+
+
+class ElectricalState(NamedTuple):
+    """The whole electrical chain at given rotor speeds and state of charge (:func:`electrical_state`).
+
+    Per rotor ``(n,)``: ``omega`` [rad/s], ``torque`` [N m], ``motor_current`` [A], ``motor_voltage`` [V],
+    ``motor_power`` (``V_m I``) [W], ``esc_power`` (``V_m I / eta``) [W], ``mechanical_power`` (``Q omega``) [W],
+    ``throttle`` (``V_m / V_t``). Pack ``()``: ``soc``, ``ocv`` [V], ``battery_current`` [A],
+    ``terminal_voltage`` [V], ``battery_power`` (``V_t I_b = sum esc_power``) [W].
+    """
+
+    omega: Array
+    torque: Array
+    motor_current: Array
+    motor_voltage: Array
+    motor_power: Array
+    esc_power: Array
+    mechanical_power: Array
+    throttle: Array
+    soc: Array
+    ocv: Array
+    battery_current: Array
+    terminal_voltage: Array
+    battery_power: Array
+
+
+def electrical_state(omega: Float[ArrayLike, " n"], c_tau: Float[ArrayLike, " n"], motor: Motor, battery: Battery,
+                     soc: ArrayLike = 1.0, *, esc: ESC | None = None, ocv: OCVCurve | None = None
+                     ) -> ElectricalState:
+    """Motors, ESCs and battery in steady state at rotor speeds ``omega`` and state of charge ``soc``.
+
+    Per rotor :func:`motor_steady_state`, ``P_esc,i = V_m,i I_i / eta``; the battery supplies
+    ``P = sum_i P_esc,i``: ``I_b`` from :func:`battery_current`, ``V_t = OCV - R_int I_b``,
+    ``throttle_i = V_m,i / V_t`` (above 1: the pack cannot drive that speed).
+
+    Args:
+        omega: ``(n,)`` rotor speeds [rad/s]. c_tau: ``(n,)`` [N m s^2/rad^2].
+        motor, battery: the parts. soc: ``()`` state of charge.
+        esc: ``None`` for ``ESC()`` (0.95). ocv: per-cell curve, ``None`` for the default Li-Po curve.
+    """
+    esc = _esc(esc)
+    omega = jnp.asarray(omega)
+    dt = omega.dtype
+    m = motor_steady_state(omega, c_tau, motor)
+    eta = esc.efficiency.astype(dt)
+    p_esc = m.power / eta
+    p = jnp.sum(p_esc, axis=-1)
+    soc = jnp.asarray(soc, dtype=dt)
+    e = pack_ocv(battery, soc, ocv).astype(dt)
+    r = battery.internal_resistance.astype(dt)
+    i_b = battery_current(p, e, r)
+    v_t = terminal_voltage(e, r, i_b)
+    return ElectricalState(omega=omega, torque=m.torque, motor_current=m.current, motor_voltage=m.voltage,
+                           motor_power=m.power, esc_power=p_esc, mechanical_power=m.torque * omega,
+                           throttle=m.voltage / v_t[..., None], soc=soc, ocv=e, battery_current=i_b,
+                           terminal_voltage=v_t, battery_power=v_t * i_b)
+
+
+class PowerBreakdown(NamedTuple):
+    """Where the battery's energy goes, summed over rotors (:func:`power_breakdown`), all [W].
+
+    ``shaft + copper + no_load + esc + battery == total = OCV I_b`` exactly.
+    """
+
+    shaft: Array
+    copper: Array
+    no_load: Array
+    esc: Array
+    battery: Array
+    total: Array
+
+
+def power_breakdown(state: ElectricalState, motor: Motor, battery: Battery, esc: ESC | None = None) -> PowerBreakdown:
+    """Loss breakdown of an :class:`ElectricalState` [W].
+
+    shaft ``sum Q omega``; copper ``sum R I^2``; no-load ``sum omega I_0 / K_v``; ESC
+    ``sum (1/eta - 1) V_m I``; battery ``R_int I_b^2``; total ``OCV I_b``. Their sum is the total
+    because ``V_m I = R I^2 + omega I/K_v = R I^2 + Q omega + omega I_0/K_v`` and
+    ``OCV I_b = V_t I_b + R_int I_b^2 = sum V_m I / eta + R_int I_b^2``.
+    """
+    dt = state.omega.dtype
+    eta = _esc(esc).efficiency.astype(dt)
+    kv = _kv(motor).astype(dt)
+    i = state.motor_current
+    return PowerBreakdown(
+        shaft=jnp.sum(state.mechanical_power, axis=-1),
+        copper=jnp.sum(motor.resistance.astype(dt) * i**2, axis=-1),
+        no_load=jnp.sum(state.omega * motor.no_load_current.astype(dt) / kv, axis=-1),
+        esc=jnp.sum((1 / eta - 1) * state.motor_power, axis=-1),
+        battery=battery.internal_resistance.astype(dt) * state.battery_current**2,
+        total=state.ocv * state.battery_current,
+    )
+
+
+# --------------------------------------------------------------------------- hover
+
+
+class HoverPoint(NamedTuple):
+    """Steady hover, electrically (:func:`hover_point`).
+
+    Per rotor ``(n,)``: ``omega`` [rad/s], ``thrust`` (``c_f omega^2``, along the rotor axis) [N],
+    ``torque`` [N m], ``motor_current`` [A], ``motor_voltage`` [V], ``motor_power`` (electrical
+    ``V_m I``) [W], ``mechanical_power`` (``Q omega``) [W], ``throttle`` (``V_m / V_t``),
+    ``figure_of_merit`` (``T^{3/2} / sqrt(2 rho A)`` over ``Q omega``, ``A = pi D^2/4``).
+    Pack ``()``: ``soc``, ``ocv`` [V], ``battery_current`` [A], ``terminal_voltage`` [V],
+    ``battery_power`` (terminal ``V_t I_b``) [W].
+    """
+
+    omega: Array
+    thrust: Array
+    torque: Array
+    motor_current: Array
+    motor_voltage: Array
+    motor_power: Array
+    mechanical_power: Array
+    throttle: Array
+    figure_of_merit: Array
+    soc: Array
+    ocv: Array
+    battery_current: Array
+    terminal_voltage: Array
+    battery_power: Array
+
+
+def _electric_parts(platform: Platform):
+    parts = platform.parts
+    if parts is None or parts.battery is None or parts.motor.kv is None:
+        what = ("has no parts" if parts is None else "has no [parts.battery]" if parts.battery is None
+                else "has a motor without `kv`")
+        raise ValueError(f"Electrical model: platform `{platform.name}` {what}. Fix: build it from parts with "
+                         "[parts.motor] kv, resistance, no_load_current, max_current and a [parts.battery] "
+                         "(cells, capacity_mah, internal_resistance).")
+    return parts
+
+
+def _with_payload(platform: Platform, payload: ArrayLike) -> Platform:
+    """The platform carrying an extra point mass ``payload`` [kg] at its centre of mass."""
+    return eqx.tree_at(lambda p: p.mass, platform, platform.mass + jnp.asarray(payload, platform.mass.dtype))
+
+
+def hover_point(platform: Platform, soc: ArrayLike = 1.0, *, payload: ArrayLike = 0.0, esc: ESC | None = None,
+                ocv: OCVCurve | None = None) -> HoverPoint:
+    """The electrical hover point of a platform built from parts.
+
+    Rotor speeds ``omega_i = sqrt(u_h,i)`` from the platform's hover inputs
+    ``u_h = G^+ [m g e_3; 0]`` (:func:`jaxrotor.allocation.hover_inputs`): a canted rotor
+    (cant ``alpha``, dihedral ``beta``) spends part of its thrust sideways, so a symmetric tilted
+    design needs ``u_h ~ 1 / (cos alpha cos beta)`` and power ``~ (cos alpha cos beta)^{-3/2}``.
+    Then :func:`electrical_state` and the figure of merit.
+
+    Args:
+        platform: with parts (motor ``kv`` and a battery). soc: ``()`` state of charge.
+        payload: extra mass at the centre of mass [kg]. esc, ocv: see :func:`electrical_state`.
+
+    Returns:
+        :class:`HoverPoint`. NaN speeds where ``u_h < 0`` (the platform cannot hover; see
+        :func:`jaxrotor.analysis.static_hoverability`).
+    """
+    parts = _electric_parts(platform)
+    p = _with_payload(platform, payload)
+    omega = jnp.sqrt(hover_inputs(p))
+    st = electrical_state(omega, p.c_tau, parts.motor, parts.battery, soc, esc=esc, ocv=ocv)
+    thrust = p.c_f * omega**2
+    dt = omega.dtype
+    area = math.pi * parts.propeller.diameter.astype(dt) ** 2 / 4
+    ideal = thrust**1.5 / jnp.sqrt(2 * parts.air_density.astype(dt) * area)
+    return HoverPoint(omega=omega, thrust=thrust, torque=st.torque, motor_current=st.motor_current,
+                      motor_voltage=st.motor_voltage, motor_power=st.motor_power,
+                      mechanical_power=st.mechanical_power, throttle=st.throttle,
+                      figure_of_merit=ideal / st.mechanical_power, soc=st.soc, ocv=st.ocv,
+                      battery_current=st.battery_current, terminal_voltage=st.terminal_voltage,
+                      battery_power=st.battery_power)
+
+
+# --------------------------------------------------------------------------- endurance
+
+
+def _nodes(n: int, dt) -> tuple[Array, Array]:
+    x, w = np.polynomial.legendre.leggauss(n)
+    return jnp.asarray(x, dt), jnp.asarray(w, dt)
+
+
+def discharge_time(power: ArrayLike, battery: Battery, *, soc0: ArrayLike = 1.0, soc_floor: ArrayLike = 0.2,
+                   ocv: OCVCurve | None = None, points: int = GAUSS_POINTS) -> Array:
+    """Time [s] to discharge from ``soc0`` to ``soc_floor`` at constant terminal power ``power`` [W].
+
+    ``dSoC/dt = -I_b(P, SoC) / Q_cap`` gives ``t = int_{floor}^{soc0} Q_cap / I_b(P, s) ds`` with
+    ``1 / I_b = (OCV(s) + sqrt(OCV(s)^2 - 4 R_int P)) / (2 P)``; integrated by ``points``-point
+    Gauss-Legendre on every interval of the OCV table inside ``[soc_floor, soc0]`` (the integrand
+    is smooth between table points, so the kinks are exact). Differentiable in ``power``, the
+    battery's leaves, the curve, ``soc0`` and ``soc_floor``. Needs ``soc0 >= soc_floor``.
+
+    Args:
+        power: ``()`` terminal power [W] (> 0). battery: the pack. soc0, soc_floor: ``()``.
+        ocv: per-cell curve (``None``: default Li-Po). points: static Gauss points per interval.
+    """
+    curve = _curve(ocv)
+    power = jnp.asarray(power)
+    dt = jnp.result_type(power, jnp.float32) if not jnp.issubdtype(power.dtype, jnp.floating) else power.dtype
+    power = power.astype(dt)
+    lo, hi = jnp.asarray(soc_floor, dt), jnp.asarray(soc0, dt)
+    knots = jnp.clip(curve.soc.astype(dt), lo, hi)
+    b = jnp.concatenate([lo[None], knots, hi[None]])
+    a, c = b[:-1], b[1:]
+    x, w = _nodes(points, dt)
+    s = (a + c)[:, None] / 2 + (c - a)[:, None] / 2 * x  # (k+1, points)
+    e = pack_ocv(battery, s, curve)
+    r = battery.internal_resistance.astype(dt)
+    inv_i = (e + jnp.sqrt(e**2 - 4 * r * power)) / (2 * power)
+    integral = jnp.sum((c - a)[:, None] / 2 * w * inv_i)
+    return capacity_as(battery).astype(dt) * integral
+
+
+def constant_power_discharge_time(power: ArrayLike, battery: Battery, *, soc0: ArrayLike = 1.0,
+                                  soc_floor: ArrayLike = 0.2, ocv: OCVCurve | None = None) -> Array:
+    """Closed form of :func:`discharge_time` [s] (a reference for the quadrature).
+
+    On each table interval the pack voltage is linear, ``V(s) = V_a + k (s - s_a)``, and
+    ``int (V + sqrt(V^2 - c)) ds = [F(V)]/k`` with ``c = 4 R_int P`` and
+    ``F(V) = V^2/2 + (V sqrt(V^2 - c) - c ln(V + sqrt(V^2 - c)))/2`` (``k = 0``: length times
+    the integrand). ``t = Q_cap / (2 P) sum_intervals``; at ``R_int = 0`` it is
+    ``Q_cap / P int OCV ds``, the energy under the OCV curve over the power.
+    """
+    curve = _curve(ocv)
+    power = jnp.asarray(power)
+    dt = power.dtype if jnp.issubdtype(power.dtype, jnp.floating) else jnp.result_type(float)
+    power = power.astype(dt)
+    lo, hi = jnp.asarray(soc_floor, dt), jnp.asarray(soc0, dt)
+    knots = jnp.clip(curve.soc.astype(dt), lo, hi)
+    b = jnp.concatenate([lo[None], knots, hi[None]])
+    a, c = b[:-1], b[1:]
+    va, vc = pack_ocv(battery, a, curve), pack_ocv(battery, c, curve)
+    cc = 4 * battery.internal_resistance.astype(dt) * power
+
+    def F(v):
+        q = jnp.sqrt(v**2 - cc)
+        return v**2 / 2 + (v * q - cc * jnp.log(v + q)) / 2
+
+    length = c - a
+    dv = vc - va
+    flat = jnp.abs(dv) <= 1e-12 * jnp.abs(va)
+    slope = jnp.where(flat, 1.0, dv / jnp.where(length > 0, length, 1.0))
+    sloped = (F(vc) - F(va)) / slope
+    vm = (va + vc) / 2
+    level = length * (vm + jnp.sqrt(vm**2 - cc))
+    pieces = jnp.where(length > 0, jnp.where(flat, level, sloped), 0.0)
+    return capacity_as(battery).astype(dt) * jnp.sum(pieces) / (2 * power)
+
+
+def endurance_hover(platform: Platform, soc0: ArrayLike = 1.0, soc_floor: ArrayLike = 0.2, payload: ArrayLike = 0.0,
+                    *, esc: ESC | None = None, ocv: OCVCurve | None = None, points: int = GAUSS_POINTS) -> Array:
+    """Hover endurance [s] from ``soc0`` down to ``soc_floor``.
+
+    A speed-controlled motor holds the hover speeds whatever the battery's voltage, so the
+    terminal power ``P_h = sum_i V_m,i I_i / eta`` of :func:`hover_point` is constant over the
+    discharge and ``t = int_{floor}^{soc0} Q_cap / I_b(P_h, s) ds`` (:func:`discharge_time`).
+    Differentiable with respect to every platform and parts leaf (capacity, propeller diameter,
+    arm length, tilt, ...: re-derive the platform, :meth:`Platform.derive`, after changing a
+    parts leaf). It does not check that the pack can drive the hover speeds down to the floor
+    (throttle <= 1 there): :func:`sizing_report` reports that throttle.
+
+    Args:
+        platform: with parts. soc0, soc_floor: ``()`` states of charge. payload: extra mass [kg]
+            at the centre of mass. esc, ocv: see :func:`electrical_state`. points: Gauss points.
+    """
+    parts = _electric_parts(platform)
+    h = hover_point(platform, soc0, payload=payload, esc=esc, ocv=ocv)
+    return discharge_time(h.battery_power, parts.battery, soc0=soc0, soc_floor=soc_floor, ocv=ocv, points=points)
+
+
+def endurance_profile(power: ArrayLike, battery: Battery, *, weights: ArrayLike | None = None,
+                      soc0: ArrayLike = 1.0, soc_floor: ArrayLike = 0.2, ocv: OCVCurve | None = None,
+                      points: int = GAUSS_POINTS) -> Array:
+    """Endurance [s] repeating a flown profile, at its mean terminal power.
+
+    ``P_mean = sum_k w_k P_k / sum_k w_k`` (``weights``: e.g. the time steps of a non-uniform
+    trace; ``None``: uniform samples), then :func:`discharge_time`. Drawing the mean power instead
+    of the trace neglects the extra ``R_int`` loss of the power's variance (second order).
+
+    Args:
+        power: ``()`` mean power or ``(T,)`` terminal power trace ``V_t I_b`` [W].
+        battery: the pack. weights: ``(T,)`` or ``None``. soc0, soc_floor, ocv, points: as
+            :func:`discharge_time`.
+    """
+    power = jnp.asarray(power)
+    if weights is None:
+        p = jnp.mean(power)
+    else:
+        w = jnp.asarray(weights, power.dtype)
+        p = jnp.sum(w * power) / jnp.sum(w)
+    return discharge_time(p, battery, soc0=soc0, soc_floor=soc_floor, ocv=ocv, points=points)
+
+
+# --------------------------------------------------------------------------- payload capacity
+
+
+def _top_speed(platform: Platform, soc, esc, ocv) -> Array:
+    """Top rotor speed ``(n,)`` [rad/s] with every rotor at full throttle on the pack at ``soc``."""
+    parts = _electric_parts(platform)
+    dt = platform.c_f.dtype
+    b, motor = parts.battery, parts.motor
+    n = platform.n_rotors
+    eta = _esc(esc).efficiency.astype(dt)
+    volts = (b.cells * CELL_VOLTAGE * jnp.ones((), dt) if soc is None
+             else pack_ocv(b, jnp.asarray(soc, dt), ocv).astype(dt))
+    # full throttle: V_m = V_t and I_b = n I / eta, so OCV = (R + n R_int / eta) I + omega / K_v
+    sag = eqx.tree_at(lambda m: m.resistance, motor, motor.resistance + n * b.internal_resistance / eta)
+    w = rotor_speed_limit(sag, volts, platform.c_tau)[0]
+    if "rotor_speed_max" in platform.overrides:
+        w = jnp.minimum(w, platform.rotor_speed_max)
+    return w
+
+
+def max_vertical_thrust(platform: Platform, soc: ArrayLike | None = None, *, esc: ESC | None = None,
+                        ocv: OCVCurve | None = None) -> Array:
+    """The largest vertical force [N] the rotors give while holding the hover's zero moment and side force.
+
+    ``T_max = m g min_i (omega_max,i^2 / u_h,i)``: the hover inputs ``u_h`` (:func:`hover_inputs`)
+    scaled up until the first rotor reaches its top speed ``omega_max,i``. The top speed is the
+    electrical one at full throttle (:func:`jaxrotor.design.parts.rotor_speed_limit` with the pack's
+    sag: winding resistance ``R + n R_int / eta``), on the pack voltage ``cells OCV(soc)``, or on the
+    nominal ``cells x 3.7 V`` when ``soc`` is ``None``; capped by a user-given ``rotor_speed_max``
+    (in ``platform.overrides``). For equal, flat rotors about the centre of mass it is
+    ``sum_i c_f omega_max^2``; with four rotors it is the exact maximum (the hover wrench fixes the
+    inputs up to scale); with more it is the maximum along the hover direction (a lower bound
+    of the linear programme's optimum).
+    """
+    w = _top_speed(platform, soc, esc, ocv)
+    u_h = hover_inputs(platform)
+    return platform.mass * platform.gravity * jnp.min(w**2 / u_h)
+
+
+def payload_capacity(platform: Platform, twr_margin: ArrayLike = 2.0, soc: ArrayLike | None = None, *,
+                     esc: ESC | None = None, ocv: OCVCurve | None = None) -> Array:
+    """Largest payload [kg] at which the vehicle keeps a thrust-to-weight ratio of ``twr_margin``.
+
+    A payload ``m_p`` at the centre of mass scales the hover inputs by ``(m + m_p)/m``, so the
+    vertical thrust available (:func:`max_vertical_thrust`) does not change and the condition
+    ``T_max >= twr_margin (m + m_p) g`` gives ``m_p = T_max / (twr_margin g) - m`` (negative: the
+    vehicle already lacks that margin). ``twr_margin = 1`` is hover at full throttle; 2 is the usual
+    rule for a controllable multirotor. Differentiable in every platform and parts leaf.
+
+    Args:
+        platform: with parts. twr_margin: ``()`` required thrust-to-weight ratio (>= 1).
+        soc: state of charge of the voltage, or ``None`` for the nominal ``cells x 3.7 V``.
+        esc, ocv: see :func:`electrical_state`.
+    """
+    t = max_vertical_thrust(platform, soc, esc=esc, ocv=ocv)
+    return t / (twr_margin * platform.gravity) - platform.mass
+
+
+# --------------------------------------------------------------------------- dynamic motor
+
+
+def electric_motor_rates(omega: ArrayLike, omega_cmd: ArrayLike, c_tau: ArrayLike, J_r: ArrayLike, motor: Motor,
+                         speed_bandwidth: ArrayLike, v_available: ArrayLike) -> tuple[Array, Array, Array]:
+    """Rotor acceleration, current and voltage of a speed-controlled electric motor.
+
+    The speed controller of bandwidth ``lambda`` asks for the torque
+    ``Q_cmd = c_tau omega^2 + J_r lambda (omega_cmd - omega)``, i.e. the current
+    ``I_cmd = K_v Q_cmd + I_0``; the current is limited by the motor's ``max_current`` and by the
+    voltage available, ``V_m = R I + omega/K_v <= V``:
+    ``I = min(I_cmd, I_max, (V - omega/K_v)/R)`` (the last term absent when ``R = 0``; braking is
+    not limited, as :class:`jaxrotor.dynamics.FirstOrderMotor`). Then
+    ``J_r omega_dot = (I - I_0)/K_v - c_tau omega^2`` and ``V_m = R I + omega/K_v``.
+
+    With no limit active, ``omega_dot = lambda (omega_cmd - omega)``: the first-order motor with
+    ``tau_m = 1/lambda``; with the current limit only, ``FirstOrderMotor(1/lambda, current_limit=True)``;
+    at ``omega = omega_cmd`` the current and voltage are those of :func:`motor_steady_state`.
+
+    Args:
+        omega, omega_cmd: ``(n,)`` rotor speeds and their commands [rad/s]. c_tau: ``(n,)``.
+        J_r: ``(n,)`` rotor spin inertia [kg m^2] (> 0). motor: the motor part.
+        speed_bandwidth: ``()`` ``lambda`` [rad/s]. v_available: voltage at the motor at full
+            throttle [V] (the battery's terminal voltage times nothing: the ESC passes it).
+
+    Returns:
+        ``(omega_dot (n,) [rad/s^2], current (n,) [A], voltage (n,) [V])``.
+    """
+    kv = _kv(motor)
+    omega = jnp.asarray(omega)
+    dt = omega.dtype
+    kv, r = kv.astype(dt), motor.resistance.astype(dt)
+    i0, imax = motor.no_load_current.astype(dt), motor.max_current.astype(dt)
+    q_drag = c_tau * omega**2
+    q_cmd = q_drag + J_r * speed_bandwidth * (omega_cmd - omega)
+    i = jnp.minimum(kv * q_cmd + i0, imax)
+    has_r = r > 0
+    i_v = jnp.where(has_r, (v_available - omega / kv) / jnp.where(has_r, r, 1.0), jnp.inf)
+    i = jnp.minimum(i, i_v)
+    omega_dot = ((i - i0) / kv - q_drag) / J_r
+    return omega_dot, i, r * i + omega / kv
+
+
+# --------------------------------------------------------------------------- sizing report
+
+
+def sizing_report(platform: Platform, soc: ArrayLike = 1.0, *, soc_floor: ArrayLike = 0.2,
+                  twr_margin: ArrayLike = 2.0, esc: ESC | None = None, ocv: OCVCurve | None = None) -> dict:
+    """Static sizing of a platform built from parts, as a flat ``dict`` of JAX scalars (eCalc-like).
+
+    Keys (units in the name): ``mass_kg``; hover at ``soc``: ``hover_battery_current_A``,
+    ``hover_motor_current_A`` (largest rotor), ``hover_battery_power_W`` (terminal), ``hover_mechanical_power_W``,
+    ``hover_terminal_voltage_V``, ``hover_throttle`` (largest), ``hover_throttle_at_floor`` (largest, at
+    ``soc_floor``: above 1 the pack cannot hold hover that long), ``figure_of_merit`` (mean),
+    ``efficiency`` (shaft over battery energy ``OCV I_b``); ``endurance_hover_s`` and
+    ``endurance_hover_min`` (``soc`` to ``soc_floor``); ``top_speed_rad_s`` (full throttle, nominal
+    voltage, with sag), ``thrust_to_weight`` (:func:`max_vertical_thrust` over ``m g``) and
+    ``payload_capacity_kg`` (:func:`payload_capacity` at ``twr_margin``), ``twr_margin``.
+    """
+    parts = _electric_parts(platform)
+    h = hover_point(platform, soc, esc=esc, ocv=ocv)
+    h_floor = hover_point(platform, soc_floor, esc=esc, ocv=ocv)
+    t = endurance_hover(platform, soc, soc_floor, esc=esc, ocv=ocv)
+    t_max = max_vertical_thrust(platform, None, esc=esc, ocv=ocv)
+    dt = platform.c_f.dtype
+    return {
+        "mass_kg": platform.mass,
+        "hover_battery_current_A": h.battery_current,
+        "hover_motor_current_A": jnp.max(h.motor_current),
+        "hover_battery_power_W": h.battery_power,
+        "hover_mechanical_power_W": jnp.sum(h.mechanical_power),
+        "hover_terminal_voltage_V": h.terminal_voltage,
+        "hover_throttle": jnp.max(h.throttle),
+        "hover_throttle_at_floor": jnp.max(h_floor.throttle),
+        "figure_of_merit": jnp.mean(h.figure_of_merit),
+        "efficiency": jnp.sum(h.mechanical_power) / (h.ocv * h.battery_current),
+        "endurance_hover_s": t,
+        "endurance_hover_min": t / 60,
+        "top_speed_rad_s": jnp.max(_top_speed(platform, None, esc, ocv)),
+        "thrust_to_weight": t_max / platform.weight,
+        "payload_capacity_kg": t_max / (jnp.asarray(twr_margin, dt) * platform.gravity) - platform.mass,
+        "twr_margin": jnp.asarray(twr_margin, dt),
+        "capacity_mah": parts.battery.capacity_mah,
+    }
+
+
+_REPORT_ROWS = (
+    ("mass_kg", "mass", "kg", "{:.3f}"),
+    ("hover_battery_current_A", "hover battery current", "A", "{:.2f}"),
+    ("hover_motor_current_A", "hover motor current (max)", "A", "{:.2f}"),
+    ("hover_battery_power_W", "hover power (battery terminals)", "W", "{:.1f}"),
+    ("hover_mechanical_power_W", "hover shaft power", "W", "{:.1f}"),
+    ("hover_terminal_voltage_V", "hover terminal voltage", "V", "{:.2f}"),
+    ("hover_throttle", "hover throttle (max)", "", "{:.1%}"),
+    ("hover_throttle_at_floor", "hover throttle at the floor", "", "{:.1%}"),
+    ("figure_of_merit", "figure of merit (mean)", "", "{:.3f}"),
+    ("efficiency", "shaft / battery energy", "", "{:.1%}"),
+    ("endurance_hover_min", "hover endurance", "min", "{:.2f}"),
+    ("top_speed_rad_s", "top rotor speed", "rad/s", "{:.0f}"),
+    ("thrust_to_weight", "thrust-to-weight", "", "{:.2f}"),
+    ("payload_capacity_kg", "payload capacity", "kg", "{:.3f}"),
+)
+
+
+def format_sizing_report(report: dict) -> str:
+    """The :func:`sizing_report` as an aligned text table (one quantity a line, with its unit)."""
+    margin = float(np.asarray(report.get("twr_margin", 2.0)))
+    lines = []
+    for key, label, unit, fmt in _REPORT_ROWS:
+        if key not in report:
+            continue
+        if key == "payload_capacity_kg":
+            label = f"{label} (T/W {margin:g})"
+        value = float(np.asarray(report[key]))
+        lines.append(f"  {label:<36} {fmt.format(value):>10} {unit}")
+    return "sizing (electrical)\n" + "\n".join(lines)
