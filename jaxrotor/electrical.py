@@ -716,5 +716,5 @@ def format_sizing_report(report: dict) -> str:
         if key == "payload_capacity_kg":
             label = f"{label} (T/W {margin:g})"
         value = float(np.asarray(report[key]))
-        lines.append(f"  {label:<36} {fmt.format(value):>10} {unit}")
+        lines.append(f"  {label:<36} {fmt.format(value):>10} {unit}".rstrip())
     return "sizing (electrical)\n" + "\n".join(lines)
