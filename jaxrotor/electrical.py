@@ -43,7 +43,7 @@ import numpy as np
 from jax import Array
 from jaxtyping import ArrayLike, Float
 
-from .allocation import allocation_matrix, hover_inputs, hover_wrench
+from .allocation import hover_inputs
 from .design.parts import CELL_VOLTAGE, Battery, Motor, rotor_speed_limit
 from .design.platform import Platform
 from .design.validation import is_concrete

@@ -16,7 +16,7 @@ from scipy import integrate
 from jaxrotor import electrical as E
 from jaxrotor.allocation import allocation_matrix
 from jaxrotor.design.parts import CELL_VOLTAGE
-from jaxrotor.design.platform import rotor_positions, star_platform
+from jaxrotor.design.platform import star_platform
 from jaxrotor.dynamics import FirstOrderMotor
 from jaxrotor.io.platform_table import load_platform
 
@@ -182,6 +182,24 @@ def test_endurance_quadrature_against_scipy_and_closed_form(quad, soc0, floor):
     closed = float(E.constant_power_discharge_time(h.battery_power, b, soc0=soc0, soc_floor=floor))
     assert abs(closed - ref) / ref < 1e-10
     assert 0.5 * 60 < t < 40 * 60
+
+
+def test_endurance_is_the_time_the_state_of_charge_ode_takes_to_reach_the_floor(quad):
+    """dSoC/dt = -I_b(P_h, SoC) / Q_cap integrated by scipy's solve_ivp until SoC = 0.2."""
+    b = quad.parts.battery
+    P = float(E.hover_point(quad).battery_power)
+    r, q_cap = float(b.internal_resistance), float(b.capacity_mah) * 3.6
+
+    def rate(t, y):
+        e = b.cells * np.interp(y[0], SOC, LIPO)
+        return [-2 * P / (e + math.sqrt(e * e - 4 * r * P)) / q_cap]
+
+    floor = lambda t, y: y[0] - 0.2  # noqa: E731
+    floor.terminal = True
+    sol = integrate.solve_ivp(rate, (0.0, 1e5), [1.0], method="DOP853", events=floor, rtol=1e-12, atol=1e-14,
+                              max_step=5.0)
+    t_ode = float(sol.t_events[0][0])
+    assert float(E.endurance_hover(quad)) == pytest.approx(t_ode, rel=1e-8)
 
 
 def test_constant_power_discharge_is_the_integral_of_the_ocv_curve(quad):
