@@ -60,10 +60,14 @@ def _free_port() -> int:
 
 
 def _table(path):
+    """The numeric columns of a sweep CSV (booleans as 0/1) and the text columns (the verdict) apart."""
     with open(path) as fh:
         rows = list(csv.DictReader(fh))
-    return list(rows[0]), np.array([[float(v == "True") if v in ("True", "False") else float(v) for v in r.values()]
-                                    for r in rows])
+    text = [c for c in rows[0] if c == "verdict"]
+    cols = [c for c in rows[0] if c not in text]
+    values = np.array([[float(r[c] == "True") if r[c] in ("True", "False") else float(r[c]) for c in cols]
+                       for r in rows])
+    return cols, values, [[r[c] for c in text] for r in rows]
 
 
 def test_two_processes_equal_one(tmp_path):
@@ -79,9 +83,10 @@ def test_two_processes_equal_one(tmp_path):
     logs = [p.communicate(timeout=300)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], "\n".join(logs)
     assert single["points"] == 5 and single["diverged"] == 0
-    cols_m, multi = _table(tmp_path / "multi" / "sweep.csv")
-    cols_s, one = _table(tmp_path / "single" / "sweep.csv")
+    cols_m, multi, verdict_m = _table(tmp_path / "multi" / "sweep.csv")
+    cols_s, one, verdict_s = _table(tmp_path / "single" / "sweep.csv")
     assert cols_m == cols_s and multi.shape == one.shape == (5, len(cols_s))
+    assert verdict_m == verdict_s == [["ok"]] * 5
     np.testing.assert_array_equal(multi[:, 0], np.linspace(0.1, 0.6, 5))
     # the motor lag gives a real tracking error (not rounding noise), so the sweeps agree to rounding; columns that
     # are rounding noise themselves (x, y errors of a vertical takeoff, ~1e-19 m) agree to an absolute 1e-12
