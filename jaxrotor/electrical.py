@@ -288,7 +288,8 @@ def electrical_state(omega: Float[ArrayLike, " n"], c_tau: Float[ArrayLike, " n"
 
     Args:
         omega: ``(n,)`` rotor speeds [rad/s]. c_tau: ``(n,)`` [N m s^2/rad^2].
-        motor, battery: the parts. soc: ``()`` state of charge.
+        motor: the motor part.
+        battery: the battery part. soc: ``()`` state of charge.
         esc: ``None`` for ``ESC()`` (0.95). ocv: per-cell curve, ``None`` for the default Li-Po curve.
     """
     esc = _esc(esc)
@@ -596,7 +597,8 @@ def payload_capacity(platform: Platform, twr_margin: ArrayLike = 2.0, soc: Array
     Args:
         platform: with parts. twr_margin: ``()`` required thrust-to-weight ratio (>= 1).
         soc: state of charge of the voltage, or ``None`` for the nominal ``cells x 3.7 V``.
-        esc, ocv: see :func:`electrical_state`.
+        esc: see :func:`electrical_state`.
+        ocv: see :func:`electrical_state`.
     """
     t = max_vertical_thrust(platform, soc, esc=esc, ocv=ocv)
     return t / (twr_margin * platform.gravity) - platform.mass
@@ -622,7 +624,8 @@ def electric_motor_rates(omega: ArrayLike, omega_cmd: ArrayLike, c_tau: ArrayLik
     at ``omega = omega_cmd`` the current and voltage are those of :func:`motor_steady_state`.
 
     Args:
-        omega, omega_cmd: ``(n,)`` rotor speeds and their commands [rad/s]. c_tau: ``(n,)``.
+        omega: ``(n,)`` rotor speeds [rad/s].
+        omega_cmd: ``(n,)`` their commands [rad/s]. c_tau: ``(n,)``.
         J_r: ``(n,)`` rotor spin inertia [kg m^2] (> 0). motor: the motor part.
         speed_bandwidth: ``()`` ``lambda`` [rad/s]. v_available: voltage at the motor at full
             throttle [V] (the battery's terminal voltage times nothing: the ESC passes it).
