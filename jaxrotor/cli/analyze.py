@@ -14,7 +14,10 @@ vehicle built from parts, its top and side views to scale (``<name>_vehicle.png`
 :mod:`jaxrotor.io.vehicle_plot`; skipped with a note for a platform without parts) (PNG).
 The table opens with the vehicle: mass by part, centre-of-mass offset, inertia, rotor
 inertia, ``c_f``, ``c_tau``, top rotor speed and what limits it, and the values given
-explicitly instead of derived from the parts.
+explicitly instead of derived from the parts. A vehicle whose parts have a motor ``kv`` and a battery
+also gets the static electrical sizing (:func:`electrical_sizing`: hover currents, power, throttle,
+endurance from full charge to 20 %, thrust-to-weight and payload capacity; docs/energy.md), a
+``sizing (electrical)`` block in the table and a ``sizing`` object in the JSON.
 
 When CONFIG is a whole flight configuration (it has a ``[reference]`` table; read by
 :func:`jaxrotor.io.config.load`), the closed loop of its controller and flight is also linearised
@@ -279,6 +282,18 @@ def hover_attitude_dict(check, roll_deg: float, pitch_deg: float) -> dict:
                         "margin": check.margin, "u": check.u})
 
 
+def electrical_sizing(platform) -> dict | None:
+    """The static electrical sizing (:func:`jaxrotor.electrical.sizing_report`: hover current, power, throttle,
+    endurance, thrust-to-weight, payload capacity) of a platform built from parts with a motor ``kv`` and a
+    battery, as plain floats; ``None`` for any other platform."""
+    parts = platform.parts
+    if parts is None or parts.battery is None or parts.motor.kv is None:
+        return None
+    from .. import electrical
+
+    return {k: float(v) for k, v in electrical.sizing_report(platform).items()}
+
+
 def format_report(report, stability=None, attitude=None) -> str:
     """Readable multi-line table of an :class:`~jaxrotor.analysis.ActuationReport` (and of a
     :class:`~jaxrotor.analysis.StabilityReport`, a last block).
@@ -478,15 +493,23 @@ def analyze(config: Path | None, preset: str | None, as_json: bool, out: Path | 
             stability = analysis.closed_loop_stability(conf.platform, conf.controller, conf.flight)
         except ValueError as err:  # what fly() refuses (rank, rotor inertia under an ideal motor, timing)
             raise click.BadParameter(str(err), param_hint="CONFIG") from None
+    sizing = electrical_sizing(platform)
     if as_json:
         payload = report.to_dict()
         if stability is not None:
             payload["stability"] = stability.to_dict()
         if check is not None:
             payload["hover_attitude"] = hover_attitude_dict(*check)
+        if sizing is not None:
+            payload["sizing"] = sizing
         click.echo(json.dumps(payload, ensure_ascii=False, allow_nan=False))
     else:
         click.echo(format_report(report, stability, check))
+        if sizing is not None:
+            from ..electrical import format_sizing_report
+
+            click.echo("")
+            click.echo(format_sizing_report(sizing))
     if out is not None:
         from ..io.design_plot import save_figures
         from ..io.polytope_plot import save_polytope_figure

@@ -29,6 +29,7 @@ def test_preset_json_carries_the_vehicle_keys():
     assert out["inertia"] == np.asarray(p.inertia).tolist() and out["com_offset"] == [0.0, 0.0, 0.0]
     assert out["c_f"] == np.asarray(p.c_f).tolist() and len(out["rotor_speed_max"]) == 6
     assert out["voltage_limited_speed"] is None and out["speed_limit"] is None
+    assert "sizing" not in out  # no motor kv, no battery: no electrical sizing
 
 
 def test_parts_config_json_table_and_vehicle_picture(tmp_path):
@@ -46,6 +47,18 @@ def test_parts_config_json_table_and_vehicle_picture(tmp_path):
     np.testing.assert_allclose(out["inertia"], np.asarray(p.inertia), rtol=1e-14)
     np.testing.assert_allclose(out["rotor_speed_max"], np.asarray(p.rotor_speed_max), rtol=1e-14)
     assert out["speed_limit"] == ["current"] * 4 and out["thrust_to_weight"] > 1
+    # the static electrical sizing (jaxrotor.electrical, tested against closed forms in tests/unit)
+    from jaxrotor.electrical import sizing_report
+
+    sizing = out["sizing"]
+    expected = {k: float(v) for k, v in sizing_report(p).items()}
+    assert set(sizing) == set(expected)
+    for key, value in expected.items():
+        assert sizing[key] == pytest.approx(value, rel=1e-12), key
+    assert sizing["hover_battery_power_W"] == pytest.approx(
+        sizing["hover_battery_current_A"] * sizing["hover_terminal_voltage_V"], rel=1e-12)
+    assert sizing["endurance_hover_min"] == pytest.approx(sizing["endurance_hover_s"] / 60, rel=1e-14)
+    assert 0 < sizing["hover_throttle"] < sizing["hover_throttle_at_floor"] < 1 and sizing["payload_capacity_kg"] > 0
     vehicle = figs / f"{p.name}_vehicle.png"
     assert vehicle.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and vehicle.stat().st_size > 10_000
     assert f"wrote {vehicle}" in res.stderr
@@ -62,3 +75,13 @@ def test_preset_without_parts_skips_the_picture_with_a_note(tmp_path, monkeypatc
     assert res.exit_code == 0, res.output
     assert "-- vehicle (given as numbers, no parts)" in res.stdout
     assert "no vehicle drawing" in res.stderr and not (tmp_path / "cs_4r_vehicle.png").exists()
+
+
+def test_parts_config_table_ends_with_the_electrical_sizing():
+    res = CliRunner().invoke(main, ["analyze", str(CONFIG), "--directions", "4"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    from jaxrotor.electrical import format_sizing_report, sizing_report
+
+    block = format_sizing_report({k: float(v) for k, v in sizing_report(load_platform(CONFIG)).items()})
+    assert res.output.rstrip().endswith(block)
+    assert "hover endurance" in block and "payload capacity (T/W 2)" in block
