@@ -718,6 +718,12 @@ def format_sizing_report(report: dict) -> str:
             continue
         if key == "payload_capacity_kg":
             label = f"{label} (T/W {margin:g})"
-        value = float(np.asarray(report[key]))
-        lines.append(f"  {label:<36} {fmt.format(value):>10} {unit}".rstrip())
+        value = report[key]
+        value = float("nan") if value is None else float(np.asarray(value))
+        shown = fmt.format(value) if math.isfinite(value) else "n/a"
+        lines.append(f"  {label:<36} {shown:>10} {unit}".rstrip())
+    current = report.get("hover_battery_current_A")
+    if current is None or not math.isfinite(float(np.asarray(current))):
+        lines.append("  note: the battery cannot deliver the hover power (more than OCV^2 / (4 R_int) at its "
+                     "terminals): the vehicle does not hover on this pack")
     return "sizing (electrical)\n" + "\n".join(lines)

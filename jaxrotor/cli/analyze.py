@@ -501,7 +501,9 @@ def analyze(config: Path | None, preset: str | None, as_json: bool, out: Path | 
         if check is not None:
             payload["hover_attitude"] = hover_attitude_dict(*check)
         if sizing is not None:
-            payload["sizing"] = sizing
+            from .._util import to_jsonable
+
+            payload["sizing"] = to_jsonable(sizing)  # a non-finite value (no current limit, ...) as null
         click.echo(json.dumps(payload, ensure_ascii=False, allow_nan=False))
     else:
         click.echo(format_report(report, stability, check))

@@ -44,8 +44,20 @@ def test_json_matches_api_for_every_preset(name):
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)  # exactly one JSON object on stdout
     assert REQUIRED_KEYS <= set(out)
-    api = analysis.analyze(presets.get(name)).to_dict()
+    platform = presets.get(name)
+    api = analysis.analyze(platform).to_dict()
+    sizing = out.pop("sizing", None)  # the electrical sizing of a vehicle with a motor kv and a battery
     assert_same(out, api)
+    has_electrics = platform.parts is not None and platform.parts.battery is not None and platform.parts.motor.kv is not None
+    assert (sizing is not None) == has_electrics
+    if sizing is not None:
+        from jaxrotor.electrical import sizing_report
+
+        for key, value in sizing_report(platform).items():
+            if math.isfinite(float(value)):
+                assert sizing[key] == pytest.approx(float(value), rel=1e-12), (name, key)
+            else:  # e.g. the crazyflie's 1S pack cannot deliver its published c_tau's hover power: null in JSON
+                assert sizing[key] is None, (name, key)
     assert out["name"] == name and len(out["F"]) == 3 and len(out["F"][0]) == out["n_rotors"]
     assert all({"rotor", "hoverable", "margin"} <= set(r) for r in out["rotor_loss"])
 
