@@ -44,7 +44,7 @@ from jax import Array
 from jaxtyping import ArrayLike, Float
 
 from .allocation import hover_inputs
-from .design.parts import CELL_VOLTAGE, Battery, Motor, rotor_speed_limit
+from .design.parts import Battery, Motor, rotor_speed_limit
 from .design.platform import Platform
 from .design.validation import is_concrete
 
@@ -65,6 +65,7 @@ __all__ = [
     "PowerBreakdown",
     "power_breakdown",
     "HoverPoint",
+    "has_electrical_parts",
     "hover_point",
     "discharge_time",
     "constant_power_discharge_time",
@@ -376,9 +377,15 @@ class HoverPoint(NamedTuple):
     battery_power: Array
 
 
+def has_electrical_parts(platform: Platform) -> bool:
+    """Whether ``platform`` has what the electrical model needs: parts with a motor ``kv`` and a battery."""
+    parts = platform.parts
+    return parts is not None and parts.battery is not None and parts.motor.kv is not None
+
+
 def _electric_parts(platform: Platform):
     parts = platform.parts
-    if parts is None or parts.battery is None or parts.motor.kv is None:
+    if not has_electrical_parts(platform):
         what = ("has no parts" if parts is None else "has no [parts.battery]" if parts.battery is None
                 else "has a motor without `kv`")
         raise ValueError(f"Electrical model: platform `{platform.name}` {what}. Fix: build it from parts with "
@@ -429,6 +436,14 @@ def hover_point(platform: Platform, soc: ArrayLike = 1.0, *, payload: ArrayLike 
 # --------------------------------------------------------------------------- endurance
 
 
+def _intervals(curve: OCVCurve, soc_floor: ArrayLike, soc0: ArrayLike, dt) -> tuple[Array, Array]:
+    """Ends ``(a, c)`` ``(k+1,)`` of the OCV table's intervals inside ``[soc_floor, soc0]`` (empty ones have
+    ``a == c``): the table's points clipped to the range, with the range's ends added."""
+    lo, hi = jnp.asarray(soc_floor, dt), jnp.asarray(soc0, dt)
+    b = jnp.concatenate([lo[None], jnp.clip(curve.soc.astype(dt), lo, hi), hi[None]])
+    return b[:-1], b[1:]
+
+
 def _nodes(n: int, dt) -> tuple[Array, Array]:
     x, w = np.polynomial.legendre.leggauss(n)
     return jnp.asarray(x, dt), jnp.asarray(w, dt)
@@ -452,10 +467,7 @@ def discharge_time(power: ArrayLike, battery: Battery, *, soc0: ArrayLike = 1.0,
     power = jnp.asarray(power)
     dt = jnp.result_type(power, jnp.float32) if not jnp.issubdtype(power.dtype, jnp.floating) else power.dtype
     power = power.astype(dt)
-    lo, hi = jnp.asarray(soc_floor, dt), jnp.asarray(soc0, dt)
-    knots = jnp.clip(curve.soc.astype(dt), lo, hi)
-    b = jnp.concatenate([lo[None], knots, hi[None]])
-    a, c = b[:-1], b[1:]
+    a, c = _intervals(curve, soc_floor, soc0, dt)
     x, w = _nodes(points, dt)
     s = (a + c)[:, None] / 2 + (c - a)[:, None] / 2 * x  # (k+1, points)
     e = pack_ocv(battery, s, curve)
@@ -479,10 +491,7 @@ def constant_power_discharge_time(power: ArrayLike, battery: Battery, *, soc0: A
     power = jnp.asarray(power)
     dt = power.dtype if jnp.issubdtype(power.dtype, jnp.floating) else jnp.result_type(float)
     power = power.astype(dt)
-    lo, hi = jnp.asarray(soc_floor, dt), jnp.asarray(soc0, dt)
-    knots = jnp.clip(curve.soc.astype(dt), lo, hi)
-    b = jnp.concatenate([lo[None], knots, hi[None]])
-    a, c = b[:-1], b[1:]
+    a, c = _intervals(curve, soc_floor, soc0, dt)
     va, vc = pack_ocv(battery, a, curve), pack_ocv(battery, c, curve)
     cc = 4 * battery.internal_resistance.astype(dt) * power
 
@@ -555,8 +564,7 @@ def _top_speed(platform: Platform, soc, esc, ocv) -> Array:
     b, motor = parts.battery, parts.motor
     n = platform.n_rotors
     eta = _esc(esc).efficiency.astype(dt)
-    volts = (b.cells * CELL_VOLTAGE * jnp.ones((), dt) if soc is None
-             else pack_ocv(b, jnp.asarray(soc, dt), ocv).astype(dt))
+    volts = b.nominal_voltage.astype(dt) if soc is None else pack_ocv(b, jnp.asarray(soc, dt), ocv).astype(dt)
     # full throttle: V_m = V_t and I_b = n I / eta, so OCV = (R + n R_int / eta) I + omega / K_v
     sag = eqx.tree_at(lambda m: m.resistance, motor, motor.resistance + n * b.internal_resistance / eta)
     w = rotor_speed_limit(sag, volts, platform.c_tau)[0]
@@ -600,8 +608,12 @@ def payload_capacity(platform: Platform, twr_margin: ArrayLike = 2.0, soc: Array
         esc: see :func:`electrical_state`.
         ocv: see :func:`electrical_state`.
     """
-    t = max_vertical_thrust(platform, soc, esc=esc, ocv=ocv)
-    return t / (twr_margin * platform.gravity) - platform.mass
+    return _payload(max_vertical_thrust(platform, soc, esc=esc, ocv=ocv), platform, twr_margin)
+
+
+def _payload(t_max: Array, platform: Platform, twr_margin: ArrayLike) -> Array:
+    """``m_p = T_max / (twr_margin g) - m`` [kg] (:func:`payload_capacity`)."""
+    return t_max / (jnp.asarray(twr_margin, t_max.dtype) * platform.gravity) - platform.mass
 
 
 # --------------------------------------------------------------------------- dynamic motor
@@ -628,7 +640,7 @@ def electric_motor_rates(omega: ArrayLike, omega_cmd: ArrayLike, c_tau: ArrayLik
         omega_cmd: ``(n,)`` their commands [rad/s]. c_tau: ``(n,)``.
         J_r: ``(n,)`` rotor spin inertia [kg m^2] (> 0). motor: the motor part.
         speed_bandwidth: ``()`` ``lambda`` [rad/s]. v_available: voltage at the motor at full
-            throttle [V] (the battery's terminal voltage times nothing: the ESC passes it).
+            throttle [V] (the battery's terminal voltage: the ESC passes it through).
 
     Returns:
         ``(omega_dot (n,) [rad/s^2], current (n,) [A], voltage (n,) [V])``.
@@ -685,7 +697,7 @@ def sizing_report(platform: Platform, soc: ArrayLike = 1.0, *, soc_floor: ArrayL
         "endurance_hover_min": t / 60,
         "top_speed_rad_s": jnp.max(_top_speed(platform, None, esc, ocv)),
         "thrust_to_weight": t_max / platform.weight,
-        "payload_capacity_kg": t_max / (jnp.asarray(twr_margin, dt) * platform.gravity) - platform.mass,
+        "payload_capacity_kg": _payload(t_max, platform, twr_margin),
         "twr_margin": jnp.asarray(twr_margin, dt),
         "capacity_mah": parts.battery.capacity_mah,
     }

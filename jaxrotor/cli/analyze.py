@@ -286,11 +286,10 @@ def electrical_sizing(platform) -> dict | None:
     """The static electrical sizing (:func:`jaxrotor.electrical.sizing_report`: hover current, power, throttle,
     endurance, thrust-to-weight, payload capacity) of a platform built from parts with a motor ``kv`` and a
     battery, as plain floats; ``None`` for any other platform."""
-    parts = platform.parts
-    if parts is None or parts.battery is None or parts.motor.kv is None:
-        return None
     from .. import electrical
 
+    if not electrical.has_electrical_parts(platform):
+        return None
     return {k: float(v) for k, v in electrical.sizing_report(platform).items()}
 
 

@@ -376,3 +376,16 @@ def test_float32(quad):
                                          jnp.float32(16.0))
     assert w_dot.dtype == jnp.float32
     np.testing.assert_allclose(np.asarray(w_dot), 500.0, rtol=1e-4)
+
+
+def test_has_electrical_parts_needs_parts_a_motor_kv_and_a_battery(quad):
+    from jaxrotor import presets
+
+    assert E.has_electrical_parts(quad)  # [parts.motor] kv and a [parts.battery]
+    assert not E.has_electrical_parts(presets.get("paper_hexarotor"))  # numbers, no parts
+    no_battery = eqx.tree_at(lambda p: p.parts.battery, quad, None, is_leaf=lambda x: x is None)
+    no_kv = eqx.tree_at(lambda p: p.parts.motor.kv, quad, None, is_leaf=lambda x: x is None)
+    for platform, words in ((no_battery, "has no [parts.battery]"), (no_kv, "has a motor without `kv`")):
+        assert not E.has_electrical_parts(platform)
+        with pytest.raises(ValueError, match=words.replace("[", r"\[").replace("]", r"\]")):
+            E.hover_point(platform)
