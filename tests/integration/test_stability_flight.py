@@ -137,3 +137,16 @@ def test_float32_matches_float64():
     assert r32["growth"] == pytest.approx(float(r64.max_growth_rate), rel=1e-4)
     assert r32["hz"] == pytest.approx(float(r64.frequency_hz), rel=1e-4)
     assert np.isfinite(r32["grad"]) and r32["grad"] == pytest.approx(-0.27281, rel=1e-3)  # float64: -0.272815
+
+
+def test_validate_flies_the_contract_config_on_both_layers(tmp_path):
+    """``jaxrotor validate configs/paper_jr_30ms.toml`` (as written, on a 3 s horizon) flies both layers, each with
+    its verdict: the loop is unstable in yaw by design, so both verdicts are raised and the exit status is 1."""
+    cfg = tmp_path / "hex.toml"
+    cfg.write_text(CONTRACT.read_text())
+    out_dir = tmp_path / "validate"
+    res = CliRunner().invoke(main, ["validate", str(cfg), "--t1", "3.0", "--out", str(out_dir)])
+    assert res.exit_code == 1, res.output
+    v = json.loads((out_dir / "validation.json").read_text())
+    assert "unstable" in v["verdict_analytic"] and "unstable" in v["verdict_physics"], v
+    assert (out_dir / "fig7_errors.png").stat().st_size > 1000
