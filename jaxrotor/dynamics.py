@@ -35,6 +35,7 @@ from . import so3
 from ._util import as_float
 from .numerics import safe_sqrt
 from .allocation import hover_inputs, wrench
+from .electrical import ElectricOutputs, EnergyState, electric_drive, has_electrical_parts, top_speed
 from .design.platform import AngleArray, Platform, rotor_axes
 from .registry import REQUIRED, Option, register
 
@@ -46,6 +47,7 @@ __all__ = [
     "AbstractMotor",
     "IdealMotor",
     "FirstOrderMotor",
+    "ElectricMotor",
     "AbstractServo",
     "IdealServo",
     "FirstOrderServo",
@@ -68,6 +70,8 @@ class VehicleState(eqx.Module):
         rotor_speed: ``(n,)`` rotor speeds ``omega_i`` [rad/s] (integrated only with a lagged motor).
         alpha: current cant angle(s) [rad], shape of ``platform.alpha`` (integrated only with a lagged servo).
         beta: current dihedral angle(s) [rad], shape of ``platform.beta``.
+        energy: the battery's :class:`~jaxrotor.electrical.EnergyState` (state of charge and energy
+            account) when the motor draws current from it (:meth:`AbstractMotor.draws_current`), else ``None``.
     """
 
     p: Float[Array, "3"]
@@ -77,6 +81,7 @@ class VehicleState(eqx.Module):
     rotor_speed: Float[Array, " n"]
     alpha: AngleArray
     beta: AngleArray
+    energy: EnergyState | None = None
 
 
 class AbstractCommand(eqx.Module):
@@ -90,9 +95,11 @@ class AbstractCommand(eqx.Module):
 
     @abc.abstractmethod
     def actuate(self, platform: "Platform", actuators: "Actuators", state: "VehicleState"):
-        """Return ``(force_b (3,) [N], torque_b (3,) [N m], outputs, rates)`` where ``outputs`` is
-        ``(u, rotor_speed, alpha, beta)`` applied now and ``rates`` is
-        ``(rotor_speed_dot, alpha_dot, beta_dot)`` of the actuator states."""
+        """Return ``(force_b (3,) [N], torque_b (3,) [N m], outputs, rates, electric)`` where ``outputs`` is
+        ``(u, rotor_speed, alpha, beta)`` applied now, ``rates`` is ``(rotor_speed_dot, alpha_dot, beta_dot)``
+        of the actuator states and ``electric`` is ``(energy_dot, electrical)``: the rate of
+        ``state.energy`` and the :class:`~jaxrotor.electrical.ElectricOutputs` (both ``None`` unless the
+        motor draws current from the battery)."""
 
     @abc.abstractmethod
     def commanded_inputs(self, n_like: Float[Array, " n"]) -> Float[Array, " n"]:
@@ -109,11 +116,17 @@ class RotorCommand(AbstractCommand):
     beta: AngleArray | None = None
 
     def actuate(self, platform, actuators, state):
-        u, speed, speed_dot = actuators.motor.applied(platform, state.rotor_speed, self.u)
+        motor = actuators.motor
+        if motor.draws_current():  # static: the battery's state and the electrical chain
+            u, speed, speed_dot, energy_dot, electrical = motor.applied_electric(platform, state.rotor_speed,
+                                                                                 state.energy, self.u)
+        else:
+            (u, speed, speed_dot), energy_dot, electrical = motor.applied(platform, state.rotor_speed, self.u), None, None
         alpha, alpha_dot = _tilt(platform, actuators, "alpha", state.alpha, self.alpha)
         beta, beta_dot = _tilt(platform, actuators, "beta", state.beta, self.beta)
         force_b, torque_b = wrench(platform, u, alpha, beta)
-        return force_b, torque_b, (u, speed, alpha, beta), (speed_dot, alpha_dot, beta_dot)
+        return (force_b, torque_b, (u, speed, alpha, beta), (speed_dot, alpha_dot, beta_dot),
+                (energy_dot, electrical))
 
     def commanded_inputs(self, n_like: Float[Array, " n"]) -> Float[Array, " n"]:
         return self.u
@@ -132,7 +145,9 @@ class WrenchCommand(AbstractCommand):
         zeros = jnp.zeros_like(state.rotor_speed)
         alpha, alpha_dot = _tilt(platform, actuators, "alpha", state.alpha, None)
         beta, beta_dot = _tilt(platform, actuators, "beta", state.beta, None)
-        return self.force, self.torque, (zeros, state.rotor_speed, alpha, beta), (zeros, alpha_dot, beta_dot)
+        energy_dot = None if state.energy is None else jax.tree_util.tree_map(jnp.zeros_like, state.energy)
+        return (self.force, self.torque, (zeros, state.rotor_speed, alpha, beta), (zeros, alpha_dot, beta_dot),
+                (energy_dot, None))
 
     def commanded_inputs(self, n_like: Float[Array, " n"]) -> Float[Array, " n"]:
         return jnp.zeros_like(n_like)
@@ -249,6 +264,27 @@ class AbstractMotor(eqx.Module):
         """Refuse, by name, a platform this motor cannot drive (default: every platform is fine)."""
         return None
 
+    def draws_current(self) -> bool:
+        """Whether this motor draws its power from the platform's battery, whose state the plant then
+        integrates (``VehicleState.energy``) through :meth:`applied_electric` (default ``False``)."""
+        return False
+
+    def initial_energy(self, platform: Platform) -> EnergyState | None:
+        """The battery's state at take-off for a motor that :meth:`draws_current` (default ``None``)."""
+        return None
+
+    def supply_limited(self, platform: Platform, state: VehicleState) -> Platform:
+        """The platform as the allocator sees it now: a motor whose top speed follows the battery replaces
+        ``rotor_speed_max`` by what the battery in ``state`` allows (default: ``platform`` unchanged)."""
+        return platform
+
+    def applied_electric(self, platform: Platform, rotor_speed: Float[Array, " n"], energy: EnergyState | None,
+                         u_cmd: Float[Array, " n"]):
+        """For a motor that :meth:`draws_current`: ``(u, rotor_speed, rotor_speed_dot, energy_dot, electrical)``,
+        :meth:`applied` plus the rate of the battery's :class:`~jaxrotor.electrical.EnergyState` and the
+        :class:`~jaxrotor.electrical.ElectricOutputs`."""
+        raise NotImplementedError(f"{type(self).__name__} draws no current from a battery")
+
 
 @register("motor", "ideal")
 class IdealMotor(AbstractMotor):
@@ -354,6 +390,95 @@ class FirstOrderMotor(AbstractMotor):
         return rotor_speed**2, rotor_speed, w_dot
 
 
+@register("motor", "electric", options={
+    "speed_bandwidth": Option(float, default=1 / 0.03, gt=0, unit="rad/s", doc="speed-controller bandwidth lambda "
+                              "(the first-order motor's 1/tau_m)", fix="the bandwidth in rad/s, e.g. 200.0")})
+class ElectricMotor(AbstractMotor):
+    """A speed-controlled brushless motor on the platform's battery, with its ESC (:mod:`jaxrotor.electrical`).
+
+    Per rotor, with ``K_v`` [rad/s/V], ``k_t = 1/K_v``, winding resistance ``R``, no-load current ``I_0``:
+    the speed controller of bandwidth ``lambda`` asks for ``Q_cmd = c_tau omega^2 + J_r lambda (omega_cmd -
+    omega)``, i.e. ``I_cmd = K_v Q_cmd + I_0``; the current is ``I = min(I_cmd, max_current, (V_t -
+    omega/K_v)/R)`` (the motor's voltage ``V_m = R I + omega/K_v`` at most the battery's terminal voltage
+    ``V_t``); the rotor turns as ``J_r omega_dot = k_t (I - I_0) - c_tau omega^2``. With no limit active this
+    is :class:`FirstOrderMotor` with ``tau_m = 1/lambda``. ``omega_cmd = clip(sqrt(u_cmd), rotor_speed_min,
+    rotor_speed_max)``. The battery (``VehicleState.energy``): ``dSoC/dt = -I_b/Q_cap``,
+    ``V_t = cells ocv(SoC) - R_int I_b``, ``V_t I_b = sum_i V_m,i I_i / eta`` (:func:`jaxrotor.electrical.electric_drive`);
+    the allocator's top speed follows the battery (:meth:`supply_limited`).
+
+    Needs a platform from parts with a motor ``kv``, a battery and a rotor inertia ``J_r > 0``.
+
+    Attributes:
+        speed_bandwidth: ``()`` ``lambda`` [rad/s] (default ``1/0.03``).
+    """
+
+    speed_bandwidth: Array
+
+    def __init__(self, speed_bandwidth: float | Array = 1 / 0.03):
+        bw = _as_param("ElectricMotor", "speed_bandwidth", speed_bandwidth)
+        if bw.ndim != 0:
+            raise ValueError(f"ElectricMotor parameter `speed_bandwidth` must be a scalar, got shape {bw.shape}. "
+                             "Fix: pass one bandwidth in rad/s.")
+        _check_positive("ElectricMotor", "speed_bandwidth", bw, "pass e.g. 200.0 rad/s")
+        self.speed_bandwidth = bw
+
+    def with_lag_scaled(self, factor) -> ElectricMotor:
+        """``lambda -> lambda / factor`` (the lag ``1/lambda`` times ``factor``)."""
+        return eqx.tree_at(lambda m: m.speed_bandwidth, self, self.speed_bandwidth / factor)
+
+    def draws_current(self) -> bool:
+        """``True``."""
+        return True
+
+    def check_platform(self, platform: Platform) -> None:
+        """Refuse a platform without a motor ``kv``, a battery or a rotor inertia, by name."""
+        if not has_electrical_parts(platform):
+            parts = platform.parts
+            what = ("has no parts" if parts is None else "has no [parts.battery]" if parts.battery is None
+                    else "has a motor without `kv`")
+            raise ValueError(f"ElectricMotor (motor kind \"electric\") draws current from the platform's battery, but "
+                             f"platform `{platform.name}` {what}. Fix: build the platform from parts with [parts.motor] "
+                             "kv, resistance, no_load_current, max_current and a [parts.battery], or fly kind = "
+                             "\"first_order\".")
+        if platform.rotor_inertia is None:
+            raise ValueError(f"ElectricMotor (motor kind \"electric\") turns the rotor by its torque, "
+                             f"J_r omega_dot = k_t (I - I_0) - c_tau omega^2, but platform `{platform.name}` has no "
+                             "rotor_inertia. Fix: give the propeller a mass (the parts derive J_r) or rotor_inertia.")
+        from .design.validation import is_concrete
+
+        if is_concrete(platform.rotor_inertia) and not np.all(np.asarray(platform.rotor_inertia) > 0):
+            raise ValueError(f"ElectricMotor (motor kind \"electric\") needs a rotor inertia > 0, but platform "
+                             f"`{platform.name}` has rotor_inertia = {np.asarray(platform.rotor_inertia).tolist()}. "
+                             "Fix: give the propeller and the motor's bell a mass.")
+
+    def initial_energy(self, platform: Platform) -> EnergyState:
+        """``soc = battery.soc0``, no energy spent yet."""
+        self.check_platform(platform)
+        b = platform.parts.battery
+        dt = platform.mass.dtype
+        return EnergyState(soc=jnp.asarray(b.soc0, dt), work=jnp.zeros(6, dt))
+
+    def supply_limited(self, platform: Platform, state: VehicleState) -> Platform:
+        """``rotor_speed_max`` replaced by :func:`jaxrotor.electrical.top_speed` at the battery's state of charge
+        (the state's, or ``soc0`` without one)."""
+        soc = platform.parts.battery.soc0 if state.energy is None else state.energy.soc
+        w = jnp.broadcast_to(top_speed(platform, soc), platform.rotor_speed_max.shape)
+        return eqx.tree_at(lambda p: p.rotor_speed_max, platform, w.astype(platform.rotor_speed_max.dtype))
+
+    def applied_electric(self, platform, rotor_speed, energy, u_cmd):
+        """:func:`jaxrotor.electrical.electric_drive` at the state of charge of ``energy`` (``soc0`` when ``None``:
+        the battery held at take-off, and ``energy_dot`` is ``None``)."""
+        soc = platform.parts.battery.soc0 if energy is None else energy.soc
+        w_dot, rates, out = electric_drive(platform, rotor_speed, self.commanded_speed(platform, u_cmd), soc,
+                                           self.speed_bandwidth)
+        return rotor_speed**2, rotor_speed, w_dot, (None if energy is None else rates), out
+
+    def applied(self, platform: Platform, rotor_speed: Float[Array, " n"], u_cmd: Float[Array, " n"]
+                ) -> tuple[Float[Array, " n"], Float[Array, " n"], Float[Array, " n"]]:
+        """The motor on a battery held at ``soc0`` (:meth:`applied_electric` without a battery state)."""
+        return self.applied_electric(platform, rotor_speed, None, u_cmd)[:3]
+
+
 class AbstractServo(eqx.Module):
     """Tilt-servo model for tilting platforms."""
 
@@ -427,6 +552,7 @@ class VehicleOutputs(eqx.Module):
         torque: ``(3,)`` applied control moment ``tau_c`` (body frame) [N m].
         alpha: applied cant angle(s) [rad], shape of ``platform.alpha``.
         beta: applied dihedral angle(s) [rad], shape of ``platform.beta``.
+        electrical: the :class:`~jaxrotor.electrical.ElectricOutputs` of an electric motor, else ``None``.
     """
 
     accel: Float[Array, "3"]
@@ -437,6 +563,7 @@ class VehicleOutputs(eqx.Module):
     torque: Float[Array, "3"]
     alpha: AngleArray
     beta: AngleArray
+    electrical: ElectricOutputs | None = None
 
 
 # --------------------------------------------------------------------------- vector field
@@ -548,16 +675,17 @@ def vehicle_derivative(
     Returns:
         ``(state_dot, outputs)``.
     """
-    force_b, torque_b, (u, speed, alpha, beta), (speed_dot, alpha_dot, beta_dot) = command.actuate(
-        platform, actuators, state)
+    force_b, torque_b, (u, speed, alpha, beta), (speed_dot, alpha_dot, beta_dot), (energy_dot, electrical) = \
+        command.actuate(platform, actuators, state)
     torque_body = torque_b
     if command.spins_rotors and platform.rotor_inertia is not None:  # static: no J_r, today's model exactly
         torque_body = torque_b + rotor_inertia_torque(platform, state.omega, speed, speed_dot, alpha, beta,
                                                       alpha_dot, beta_dot)
     p_dot, v_dot, R_dot, omega_dot = rigid_body_derivative(platform, state, force_b, torque_body, force_ext_w)
-    d = VehicleState(p=p_dot, v=v_dot, R=R_dot, omega=omega_dot, rotor_speed=speed_dot, alpha=alpha_dot, beta=beta_dot)
+    d = VehicleState(p=p_dot, v=v_dot, R=R_dot, omega=omega_dot, rotor_speed=speed_dot, alpha=alpha_dot, beta=beta_dot,
+                     energy=energy_dot)
     out = VehicleOutputs(accel=v_dot, angular_accel=omega_dot, u=u, rotor_speed=speed, force=force_b, torque=torque_b,
-                         alpha=alpha, beta=beta)
+                         alpha=alpha, beta=beta, electrical=electrical)
     return d, out
 
 

@@ -44,9 +44,9 @@ from jax import Array
 from jaxtyping import ArrayLike, Float
 
 from .allocation import hover_inputs
-from .design.parts import Battery, Motor, rotor_speed_limit
+from .design.parts import (ESC, LIPO_CELL_VOLTS, LIPO_SOC, Battery, Motor, OCVCurve, default_ocv_curve,
+                           rotor_speed_limit)
 from .design.platform import Platform
-from .design.validation import is_concrete
 
 __all__ = [
     "LIPO_SOC",
@@ -74,107 +74,30 @@ __all__ = [
     "max_vertical_thrust",
     "payload_capacity",
     "electric_motor_rates",
+    "EnergyState",
+    "WORK_TERMS",
+    "ElectricOutputs",
+    "electric_drive",
+    "top_speed",
     "sizing_report",
     "format_sizing_report",
 ]
-
-#: State-of-charge points of the default Li-Po curve (0 to 1 in steps of 0.1).
-LIPO_SOC = tuple(i / 10 for i in range(11))
-#: Rest (open-circuit) voltage of one Li-Po cell [V] at :data:`LIPO_SOC`: the typical published
-#: Li-Po discharge chart (rest voltage against remaining charge at room temperature, 3.27 V empty,
-#: 4.20 V full; docs/energy.md).
-LIPO_CELL_VOLTS = (3.27, 3.69, 3.73, 3.77, 3.80, 3.84, 3.87, 3.95, 4.02, 4.11, 4.20)
 
 #: Gauss-Legendre points per OCV-table interval (the integrand is smooth there: 12 points reach
 #: float64 round-off for every curve the tests try).
 GAUSS_POINTS = 12
 
 
-def _err(param: str, value, why: str, fix: str) -> ValueError:
-    v = np.asarray(value)
-    shown = np.array2string(v, precision=6, threshold=12) if v.ndim else repr(v.item())
-    return ValueError(f"Electrical parameter `{param}` = {shown} is invalid: {why}. Fix: {fix}.")
+def _curve(ocv: OCVCurve | None, battery: Battery) -> OCVCurve:
+    """``ocv``, or the battery's own curve when it is ``None``."""
+    return battery.ocv if ocv is None else ocv
 
 
-# --------------------------------------------------------------------------- battery curve and ESC
-
-
-class OCVCurve(eqx.Module):
-    """Open-circuit voltage of one cell against state of charge, linear between table points.
-
-    ``ocv(s) = interp(s, soc, volts)`` (``jnp.interp``: piecewise linear, constant beyond the ends).
-    The default (:func:`default_ocv_curve`) is the typical published Li-Po rest-voltage chart
-    (:data:`LIPO_SOC`, :data:`LIPO_CELL_VOLTS`); such a curve comes from discharging a cell in
-    steps and reading its voltage after it rests (no load). Temperature is out of scope.
-
-    Attributes:
-        soc: ``(k,)`` states of charge, strictly increasing in ``[0, 1]``, ``k >= 2``.
-        volts: ``(k,)`` cell open-circuit voltages [V] (> 0).
-    """
-
-    soc: Float[Array, " k"]
-    volts: Float[Array, " k"]
-
-    def __init__(self, soc: ArrayLike, volts: ArrayLike):
-        s = jnp.asarray(soc, dtype=jnp.result_type(float))
-        v = jnp.asarray(volts, dtype=jnp.result_type(float))
-        if s.ndim != 1 or s.shape[0] < 2:
-            raise _err("ocv_soc", s, "the table needs at least 2 states of charge in a 1-D list",
-                       "give e.g. ocv_soc = [0.0, 1.0] and ocv_volts = [3.5, 4.2]")
-        if v.shape != s.shape:
-            raise _err("ocv_volts", v, f"it has {v.size} values for {s.shape[0]} states of charge",
-                       "give one cell voltage per entry of ocv_soc")
-        if is_concrete(s, v):
-            sn, vn = np.asarray(s), np.asarray(v)
-            if not np.all(np.isfinite(sn)) or sn.min() < 0 or sn.max() > 1:
-                raise _err("ocv_soc", sn, "states of charge lie in [0, 1]", "give fractions, e.g. 0.5 for 50 %")
-            if np.any(np.diff(sn) <= 0):
-                raise _err("ocv_soc", sn, "the states of charge must be strictly increasing",
-                           "sort the table by state of charge and drop repeated points")
-            if not np.all(np.isfinite(vn)) or np.any(vn <= 0):
-                raise _err("ocv_volts", vn, "cell voltages must be finite and > 0",
-                           "give the rest voltage of one cell in volts, e.g. 3.7")
-        self.soc, self.volts = s, v
-
-    def __call__(self, soc: ArrayLike) -> Array:
-        """Cell open-circuit voltage [V] at ``soc`` (any shape), in the dtype of ``soc``."""
-        s = jnp.asarray(soc)
-        dt = jnp.result_type(s, jnp.float32) if not jnp.issubdtype(s.dtype, jnp.floating) else s.dtype
-        s = s.astype(dt)
-        return jnp.interp(s, self.soc.astype(dt), self.volts.astype(dt))
-
-
-def default_ocv_curve() -> OCVCurve:
-    """The default Li-Po cell curve (:data:`LIPO_SOC`, :data:`LIPO_CELL_VOLTS`): 3.27 V at 0 % to 4.20 V at 100 %."""
-    return OCVCurve(LIPO_SOC, LIPO_CELL_VOLTS)
-
-
-class ESC(eqx.Module):
-    """Electronic speed controller: a constant efficiency ``eta`` from battery power to motor power.
-
-    ``P_esc = V_m I / eta``; the loss ``(1/eta - 1) V_m I`` is heat in the ESC.
-
-    Attributes:
-        efficiency: ``()`` ``eta`` in ``(0, 1]`` (default 0.95).
-    """
-
-    efficiency: Float[Array, ""]
-
-    def __init__(self, efficiency: ArrayLike = 0.95):
-        e = jnp.asarray(efficiency, dtype=jnp.result_type(float))
-        if e.ndim != 0:
-            raise _err("esc.efficiency", e, "one efficiency for all ESCs", "give one number, e.g. 0.95")
-        if is_concrete(e) and not (0.0 < float(e) <= 1.0):
-            raise _err("esc.efficiency", e, "an efficiency lies in (0, 1]", "give e.g. efficiency = 0.95")
-        self.efficiency = e
-
-
-def _curve(ocv: OCVCurve | None) -> OCVCurve:
-    return default_ocv_curve() if ocv is None else ocv
-
-
-def _esc(esc: ESC | None) -> ESC:
-    return ESC() if esc is None else esc
+def _esc(esc: ESC | None, parts=None) -> ESC:
+    """``esc``, else the parts' ESC, else ``ESC()`` (0.95)."""
+    if esc is not None:
+        return esc
+    return parts.esc if parts is not None and parts.esc is not None else ESC()
 
 
 def pack_ocv(battery: Battery, soc: ArrayLike, ocv: OCVCurve | None = None) -> Array:
@@ -182,9 +105,9 @@ def pack_ocv(battery: Battery, soc: ArrayLike, ocv: OCVCurve | None = None) -> A
 
     Args:
         battery: the pack (``cells`` in series). soc: state of charge in ``[0, 1]``.
-        ocv: per-cell curve; ``None`` the default Li-Po curve.
+        ocv: per-cell curve; ``None``: the battery's own (``battery.ocv``).
     """
-    return battery.cells * _curve(ocv)(soc)
+    return battery.cells * _curve(ocv, battery)(soc)
 
 
 def battery_current(power: ArrayLike, ocv_pack: ArrayLike, r_int: ArrayLike) -> Array:
@@ -420,7 +343,7 @@ def hover_point(platform: Platform, soc: ArrayLike = 1.0, *, payload: ArrayLike 
     parts = _electric_parts(platform)
     p = _with_payload(platform, payload)
     omega = jnp.sqrt(hover_inputs(p))
-    st = electrical_state(omega, p.c_tau, parts.motor, parts.battery, soc, esc=esc, ocv=ocv)
+    st = electrical_state(omega, p.c_tau, parts.motor, parts.battery, soc, esc=_esc(esc, parts), ocv=ocv)
     thrust = p.c_f * omega**2
     dt = omega.dtype
     area = math.pi * parts.propeller.diameter.astype(dt) ** 2 / 4
@@ -436,7 +359,12 @@ def hover_point(platform: Platform, soc: ArrayLike = 1.0, *, payload: ArrayLike 
 # --------------------------------------------------------------------------- endurance
 
 
-def _intervals(curve: OCVCurve, soc_floor: ArrayLike, soc0: ArrayLike, dt) -> tuple[Array, Array]:
+def _socs(battery: Battery, soc0, soc_floor):
+    """``(soc_floor, soc0)``, each the battery's own (``battery.soc_floor``, ``battery.soc0``) when ``None``."""
+    return (battery.soc_floor if soc_floor is None else soc_floor), (battery.soc0 if soc0 is None else soc0)
+
+
+def _intervals(curve: OCVCurve, soc_floor, soc0, dt) -> tuple[Array, Array]:
     """Ends ``(a, c)`` ``(k+1,)`` of the OCV table's intervals inside ``[soc_floor, soc0]`` (empty ones have
     ``a == c``): the table's points clipped to the range, with the range's ends added."""
     lo, hi = jnp.asarray(soc_floor, dt), jnp.asarray(soc0, dt)
@@ -449,7 +377,8 @@ def _nodes(n: int, dt) -> tuple[Array, Array]:
     return jnp.asarray(x, dt), jnp.asarray(w, dt)
 
 
-def discharge_time(power: ArrayLike, battery: Battery, *, soc0: ArrayLike = 1.0, soc_floor: ArrayLike = 0.2,
+def discharge_time(power: ArrayLike, battery: Battery, *, soc0: ArrayLike | None = None,
+                   soc_floor: ArrayLike | None = None,
                    ocv: OCVCurve | None = None, points: int = GAUSS_POINTS) -> Array:
     """Time [s] to discharge from ``soc0`` to ``soc_floor`` at constant terminal power ``power`` [W].
 
@@ -460,14 +389,15 @@ def discharge_time(power: ArrayLike, battery: Battery, *, soc0: ArrayLike = 1.0,
     battery's leaves, the curve, ``soc0`` and ``soc_floor``. Needs ``soc0 >= soc_floor``.
 
     Args:
-        power: ``()`` terminal power [W] (> 0). battery: the pack. soc0, soc_floor: ``()``.
+        power: ``()`` terminal power [W] (> 0). battery: the pack. soc0, soc_floor: ``()`` (``None``: the
+            battery's ``soc0``, ``soc_floor``).
         ocv: per-cell curve (``None``: default Li-Po). points: static Gauss points per interval.
     """
-    curve = _curve(ocv)
+    curve = _curve(ocv, battery)
     power = jnp.asarray(power)
     dt = jnp.result_type(power, jnp.float32) if not jnp.issubdtype(power.dtype, jnp.floating) else power.dtype
     power = power.astype(dt)
-    a, c = _intervals(curve, soc_floor, soc0, dt)
+    a, c = _intervals(curve, *_socs(battery, soc0, soc_floor), dt)
     x, w = _nodes(points, dt)
     s = (a + c)[:, None] / 2 + (c - a)[:, None] / 2 * x  # (k+1, points)
     e = pack_ocv(battery, s, curve)
@@ -477,8 +407,8 @@ def discharge_time(power: ArrayLike, battery: Battery, *, soc0: ArrayLike = 1.0,
     return capacity_as(battery).astype(dt) * integral
 
 
-def constant_power_discharge_time(power: ArrayLike, battery: Battery, *, soc0: ArrayLike = 1.0,
-                                  soc_floor: ArrayLike = 0.2, ocv: OCVCurve | None = None) -> Array:
+def constant_power_discharge_time(power: ArrayLike, battery: Battery, *, soc0: ArrayLike | None = None,
+                                  soc_floor: ArrayLike | None = None, ocv: OCVCurve | None = None) -> Array:
     """Closed form of :func:`discharge_time` [s] (a reference for the quadrature).
 
     On each table interval the pack voltage is linear, ``V(s) = V_a + k (s - s_a)``, and
@@ -487,11 +417,11 @@ def constant_power_discharge_time(power: ArrayLike, battery: Battery, *, soc0: A
     the integrand). ``t = Q_cap / (2 P) sum_intervals``; at ``R_int = 0`` it is
     ``Q_cap / P int OCV ds``, the energy under the OCV curve over the power.
     """
-    curve = _curve(ocv)
+    curve = _curve(ocv, battery)
     power = jnp.asarray(power)
     dt = power.dtype if jnp.issubdtype(power.dtype, jnp.floating) else jnp.result_type(float)
     power = power.astype(dt)
-    a, c = _intervals(curve, soc_floor, soc0, dt)
+    a, c = _intervals(curve, *_socs(battery, soc0, soc_floor), dt)
     va, vc = pack_ocv(battery, a, curve), pack_ocv(battery, c, curve)
     cc = 4 * battery.internal_resistance.astype(dt) * power
 
@@ -510,7 +440,8 @@ def constant_power_discharge_time(power: ArrayLike, battery: Battery, *, soc0: A
     return capacity_as(battery).astype(dt) * jnp.sum(pieces) / (2 * power)
 
 
-def endurance_hover(platform: Platform, soc0: ArrayLike = 1.0, soc_floor: ArrayLike = 0.2, payload: ArrayLike = 0.0,
+def endurance_hover(platform: Platform, soc0: ArrayLike | None = None, soc_floor: ArrayLike | None = None,
+                    payload: ArrayLike = 0.0,
                     *, esc: ESC | None = None, ocv: OCVCurve | None = None, points: int = GAUSS_POINTS) -> Array:
     """Hover endurance [s] from ``soc0`` down to ``soc_floor``.
 
@@ -523,16 +454,18 @@ def endurance_hover(platform: Platform, soc0: ArrayLike = 1.0, soc_floor: ArrayL
     (throttle <= 1 there): :func:`sizing_report` reports that throttle.
 
     Args:
-        platform: with parts. soc0, soc_floor: ``()`` states of charge. payload: extra mass [kg]
+        platform: with parts. soc0, soc_floor: ``()`` states of charge (``None``: the battery's). payload: extra mass [kg]
             at the centre of mass. esc, ocv: see :func:`electrical_state`. points: Gauss points.
     """
     parts = _electric_parts(platform)
+    soc_floor, soc0 = _socs(parts.battery, soc0, soc_floor)
     h = hover_point(platform, soc0, payload=payload, esc=esc, ocv=ocv)
     return discharge_time(h.battery_power, parts.battery, soc0=soc0, soc_floor=soc_floor, ocv=ocv, points=points)
 
 
 def endurance_profile(power: ArrayLike, battery: Battery, *, weights: ArrayLike | None = None,
-                      soc0: ArrayLike = 1.0, soc_floor: ArrayLike = 0.2, ocv: OCVCurve | None = None,
+                      soc0: ArrayLike | None = None, soc_floor: ArrayLike | None = None,
+                      ocv: OCVCurve | None = None,
                       points: int = GAUSS_POINTS) -> Array:
     """Endurance [s] repeating a flown profile, at its mean terminal power.
 
@@ -563,7 +496,7 @@ def _top_speed(platform: Platform, soc, esc, ocv) -> Array:
     dt = platform.c_f.dtype
     b, motor = parts.battery, parts.motor
     n = platform.n_rotors
-    eta = _esc(esc).efficiency.astype(dt)
+    eta = _esc(esc, parts).efficiency.astype(dt)
     volts = b.nominal_voltage.astype(dt) if soc is None else pack_ocv(b, jnp.asarray(soc, dt), ocv).astype(dt)
     # full throttle: V_m = V_t and I_b = n I / eta, so OCV = (R + n R_int / eta) I + omega / K_v
     sag = eqx.tree_at(lambda m: m.resistance, motor, motor.resistance + n * b.internal_resistance / eta)
@@ -645,6 +578,51 @@ def electric_motor_rates(omega: ArrayLike, omega_cmd: ArrayLike, c_tau: ArrayLik
     Returns:
         ``(omega_dot (n,) [rad/s^2], current (n,) [A], voltage (n,) [V])``.
     """
+    return _drive_currents(omega, omega_cmd, c_tau, J_r, motor, speed_bandwidth, v_available)[:3]
+
+
+class EnergyState(eqx.Module):
+    """The battery's state and the energy account, integrated in the plant beside the rigid body.
+
+    Attributes:
+        soc: ``()`` state of charge, ``dSoC/dt = -I_b / Q_cap``.
+        work: ``(6,)`` energy since the start [J], in the order of :data:`WORK_TERMS`:
+            ``terminal`` (``int V_t I_b dt``, what the battery delivers at its terminals), ``shaft``
+            (``int sum_i omega_i k_t (I_i - I_0) dt``: propeller drag work plus the rotors' kinetic
+            energy), ``copper`` (``int sum_i R I_i^2 dt``), ``no_load`` (``int sum_i omega_i I_0 / K_v dt``),
+            ``esc`` (the ESCs' loss) and ``battery`` (``int R_int I_b^2 dt``). At every instant
+            ``terminal = shaft + copper + no_load + esc`` and ``OCV I_b = terminal + battery``.
+    """
+
+    soc: Float[Array, ""]
+    work: Float[Array, "6"]
+
+
+#: The order of :attr:`EnergyState.work`.
+WORK_TERMS = ("terminal", "shaft", "copper", "no_load", "esc", "battery")
+
+
+class ElectricOutputs(eqx.Module):
+    """The electrical chain at one instant (:func:`electric_drive`).
+
+    Attributes:
+        motor_current: ``(n,)`` ``I_i`` [A]. motor_voltage: ``(n,)`` ``V_m,i = R I_i + omega_i / K_v`` [V].
+        battery_current: ``()`` ``I_b`` [A]. terminal_voltage: ``()`` ``V_t = OCV - R_int I_b`` [V].
+        ocv: ``()`` pack open-circuit voltage [V].
+        limited: ``(n,)`` bool, the speed controller asks for more current than the current limit or the
+            voltage allows.
+    """
+
+    motor_current: Float[Array, " n"]
+    motor_voltage: Float[Array, " n"]
+    battery_current: Float[Array, ""]
+    terminal_voltage: Float[Array, ""]
+    ocv: Float[Array, ""]
+    limited: Array
+
+
+def _drive_currents(omega, omega_cmd, c_tau, J_r, motor: Motor, speed_bandwidth, v_available):
+    """``(omega_dot, I, V_m, limited)`` of :func:`electric_motor_rates` (each ``(n,)``)."""
     kv = _kv(motor)
     omega = jnp.asarray(omega)
     dt = omega.dtype
@@ -652,18 +630,88 @@ def electric_motor_rates(omega: ArrayLike, omega_cmd: ArrayLike, c_tau: ArrayLik
     i0, imax = motor.no_load_current.astype(dt), motor.max_current.astype(dt)
     q_drag = c_tau * omega**2
     q_cmd = q_drag + J_r * speed_bandwidth * (omega_cmd - omega)
-    i = jnp.minimum(kv * q_cmd + i0, imax)
+    i_cmd = kv * q_cmd + i0
     has_r = r > 0
     i_v = jnp.where(has_r, (v_available - omega / kv) / jnp.where(has_r, r, 1.0), jnp.inf)
-    i = jnp.minimum(i, i_v)
+    i_lim = jnp.minimum(imax, i_v)
+    i = jnp.minimum(i_cmd, i_lim)
     omega_dot = ((i - i0) / kv - q_drag) / J_r
-    return omega_dot, i, r * i + omega / kv
+    return omega_dot, i, r * i + omega / kv, i_cmd > i_lim
+
+
+def electric_drive(platform: Platform, omega: Float[Array, " n"], omega_cmd: Float[Array, " n"], soc: ArrayLike,
+                   speed_bandwidth: ArrayLike) -> tuple[Array, EnergyState, ElectricOutputs]:
+    """Rotor accelerations and the battery's rates of a platform flying electric motors.
+
+    Per rotor :func:`electric_motor_rates` (speed controller of bandwidth ``lambda``, current limit,
+    the voltage at the motor at most the terminal voltage ``V_t``). ESC: driving, the battery gives
+    ``V_m I / eta``; braking (``V_m I < 0``), it takes back ``eta |V_m I|``. Battery: terminal power
+    ``P = sum_i P_i``, ``I_b`` from :func:`battery_current` at ``OCV = cells ocv(soc)``,
+    ``V_t = OCV - R_int I_b``. ``V_t`` depends on the currents and, through the voltage limit, the
+    currents on ``V_t``: one fixed-point pass (currents limited at ``OCV``, then at the ``V_t`` they
+    draw) settles it; the battery's current and terminal voltage are then those of the final currents,
+    so the energy account below is exact whatever the pass leaves.
+
+    Args:
+        platform: with parts (motor ``kv``, a battery; ``platform.J_r`` > 0; ``parts.esc``).
+        omega: ``(n,)`` rotor speeds [rad/s]. omega_cmd: ``(n,)`` speed commands [rad/s].
+        soc: ``()`` state of charge. speed_bandwidth: ``()`` ``lambda`` [rad/s].
+
+    Returns:
+        ``(omega_dot (n,) [rad/s^2], rates, outputs)``: ``rates`` an :class:`EnergyState` of time derivatives
+        (``-I_b/Q_cap`` and the powers of :data:`WORK_TERMS` [W]), ``outputs`` the :class:`ElectricOutputs`.
+    """
+    parts = _electric_parts(platform)
+    motor, b = parts.motor, parts.battery
+    dt = omega.dtype
+    eta = _esc(None, parts).efficiency.astype(dt)
+    soc = jnp.asarray(soc, dt)
+    e = pack_ocv(b, soc).astype(dt)
+    r_int = b.internal_resistance.astype(dt)
+    J_r = platform.J_r
+
+    def chain(v_available):
+        w_dot, i, v_m, limited = _drive_currents(omega, omega_cmd, platform.c_tau, J_r, motor, speed_bandwidth,
+                                                 v_available)
+        p_m = v_m * i
+        p = jnp.where(p_m >= 0, p_m / eta, p_m * eta)
+        i_b = battery_current(jnp.sum(p), e, r_int)
+        return w_dot, i, v_m, limited, p_m, p, i_b
+
+    i_b0 = chain(e)[-1]
+    w_dot, i, v_m, limited, p_m, p, i_b = chain(terminal_voltage(e, r_int, i_b0))
+    v_t = terminal_voltage(e, r_int, i_b)
+    kv = motor.kv_si.astype(dt)
+    i0, r = motor.no_load_current.astype(dt), motor.resistance.astype(dt)
+    work = jnp.stack([
+        v_t * i_b,
+        jnp.sum(omega * (i - i0) / kv),
+        jnp.sum(r * i**2),
+        jnp.sum(omega * i0 / kv),
+        jnp.sum(p - p_m),
+        r_int * i_b**2,
+    ])
+    rates = EnergyState(soc=-i_b / capacity_as(b).astype(dt), work=work)
+    return w_dot, rates, ElectricOutputs(motor_current=i, motor_voltage=v_m, battery_current=i_b,
+                                         terminal_voltage=v_t, ocv=e, limited=limited)
+
+
+def top_speed(platform: Platform, soc: ArrayLike | None = None) -> Array:
+    """Top rotor speed ``(n,)`` [rad/s] with every rotor at full throttle on the pack at ``soc``.
+
+    The steady state of ``V = R I + omega/K_v`` (:func:`jaxrotor.design.parts.rotor_speed_limit`) at the
+    pack's open-circuit voltage ``cells ocv(soc)`` with the pack's sag folded into the winding
+    resistance (``R + n R_int / eta``: at full throttle ``V_m = V_t`` and ``I_b = n I / eta``), or the
+    current limit's speed if lower; capped by a user-given ``rotor_speed_max``. ``soc = None``: the
+    nominal ``cells x 3.7 V``. The allocator's bounds follow it when the motor is electric.
+    """
+    return _top_speed(platform, soc, None, None)
 
 
 # --------------------------------------------------------------------------- sizing report
 
 
-def sizing_report(platform: Platform, soc: ArrayLike = 1.0, *, soc_floor: ArrayLike = 0.2,
+def sizing_report(platform: Platform, soc: ArrayLike | None = None, *, soc_floor: ArrayLike | None = None,
                   twr_margin: ArrayLike = 2.0, esc: ESC | None = None, ocv: OCVCurve | None = None) -> dict:
     """Static sizing of a platform built from parts, as a flat ``dict`` of JAX scalars (eCalc-like).
 
@@ -677,6 +725,7 @@ def sizing_report(platform: Platform, soc: ArrayLike = 1.0, *, soc_floor: ArrayL
     ``payload_capacity_kg`` (:func:`payload_capacity` at ``twr_margin``), ``twr_margin``.
     """
     parts = _electric_parts(platform)
+    soc_floor, soc = _socs(parts.battery, soc, soc_floor)
     h = hover_point(platform, soc, esc=esc, ocv=ocv)
     h_floor = hover_point(platform, soc_floor, esc=esc, ocv=ocv)
     t = endurance_hover(platform, soc, soc_floor, esc=esc, ocv=ocv)

@@ -161,11 +161,18 @@ class Flight(eqx.Module):
             )
 
     def initial_state(self, platform: Platform) -> VehicleState:
-        """``state0``, or at rest at ``reference(t0)`` with the reference attitude and hover rotor speeds."""
+        """``state0``, or at rest at ``reference(t0)`` with the reference attitude and hover rotor speeds; with a
+        motor that draws current (:meth:`~jaxrotor.dynamics.AbstractMotor.draws_current`) the battery's state at
+        take-off (:meth:`~jaxrotor.dynamics.AbstractMotor.initial_energy`) unless ``state0`` has one."""
         if self.state0 is not None:
-            return self.state0
-        ref0 = self.reference(jnp.asarray(self.t0, dtype=platform.mass.dtype))
-        return initial_state(platform, p=ref0.p, R=ref0.R, v=ref0.v, rotor_speed="hover")
+            state = self.state0
+        else:
+            ref0 = self.reference(jnp.asarray(self.t0, dtype=platform.mass.dtype))
+            state = initial_state(platform, p=ref0.p, R=ref0.R, v=ref0.v, rotor_speed="hover")
+        if self.actuators.motor.draws_current() and state.energy is None:
+            state = eqx.tree_at(lambda s: s.energy, state, self.actuators.motor.initial_energy(platform),
+                                is_leaf=lambda x: x is None)
+        return state
 
     def tilt(self, platform: Platform, t, state: VehicleState):
         """Commanded and applied tilt angles, ``((alpha_cmd, beta_cmd), (alpha, beta))``.
@@ -214,6 +221,10 @@ def flight_computer(platform: Platform, controller: AbstractController, flight: 
     """
     ref: RefSample = flight.reference(t)
     w_des, d_integral = controller(platform, state, integral, ref)
+    if flight.actuators.motor.draws_current():  # static: the top speed follows the battery
+        platform = flight.actuators.motor.supply_limited(platform, state)
+        if alloc_data is not None:
+            alloc_data = eqx.tree_at(lambda d: d.u_max, alloc_data, platform.u_max)
     if flight.allocator.decides_tilt and platform.is_tilting:  # angles and speeds from the allocator
         alloc = flight.allocator.allocate_tilting(platform, w_des, state, flight.actuators.servo)
         return RotorCommand(u=alloc.u, alpha=alloc.alpha, beta=alloc.beta), d_integral, alloc, ref

@@ -37,6 +37,9 @@ from .trajectory import Trajectory
 
 __all__ = [
     "position_error",
+    "ELECTRICAL_KEYS",
+    "ElectricalMetrics",
+    "electrical_metrics",
     "orientation_error",
     "reference_orientation_error",
     "mae",
@@ -195,6 +198,84 @@ def servo_saturation_fraction(traj: Trajectory, platform: Platform, flight=None)
     return jnp.mean(sat.astype(dtype))
 
 
+#: Keys of :class:`ElectricalMetrics` (``metrics.json`` and the printed table of a flight with an electric motor).
+ELECTRICAL_KEYS = ("electrical_power_mean", "electrical_power_peak", "energy_wh", "soc_end", "motor_current_mean",
+                   "motor_current_peak", "time_at_limit", "endurance_hover_s", "endurance_profile_s",
+                   "mechanical_power_mean", "figure_of_merit")
+
+
+class ElectricalMetrics(eqx.Module):
+    """The electrical metrics of a flight whose motors draw current from the battery (:func:`electrical_metrics`).
+
+    Attributes:
+        electrical_power_mean: ``()`` mean battery terminal power ``int V_t I_b dt / T`` [W].
+        electrical_power_peak: ``()`` largest sampled ``V_t I_b`` [W].
+        energy_wh: ``()`` ``int V_t I_b dt`` at the battery terminals [Wh].
+        soc_end: ``()`` state of charge at the end.
+        motor_current_mean: ``()`` time mean of the rotors' mean current [A].
+        motor_current_peak: ``()`` largest sampled motor current [A].
+        time_at_limit: ``()`` time [s] with any motor held by its current limit or by the battery's voltage
+            (sample and hold over the save times).
+        endurance_hover_s: ``()`` hover at the flight's mass from ``soc0`` down to ``soc_floor`` [s]
+            (:func:`jaxrotor.electrical.endurance_hover`).
+        endurance_profile_s: ``()`` repeating the flown profile at its mean terminal power from ``soc0`` down to
+            ``soc_floor`` [s] (:func:`jaxrotor.electrical.discharge_time`).
+        mechanical_power_mean: ``()`` mean shaft power ``int sum_i omega_i k_t (I_i - I_0) dt / T`` [W].
+        figure_of_merit: ``()`` time mean of the ideal induced power ``sum_i T_i^{3/2} / sqrt(2 rho A)``
+            (``T_i = c_f omega_i^2``, ``A = pi D^2/4``) over ``mechanical_power_mean``.
+    """
+
+    electrical_power_mean: Array
+    electrical_power_peak: Array
+    energy_wh: Array
+    soc_end: Array
+    motor_current_mean: Array
+    motor_current_peak: Array
+    time_at_limit: Array
+    endurance_hover_s: Array
+    endurance_profile_s: Array
+    mechanical_power_mean: Array
+    figure_of_merit: Array
+
+
+def electrical_metrics(traj: Trajectory, platform: Platform) -> ElectricalMetrics:
+    """:class:`ElectricalMetrics` of a flight with the battery's state (``traj.energy``, ``traj.electrical``).
+
+    Energies are differences of the integrated account (:class:`~jaxrotor.electrical.EnergyState`), so they are
+    exact to the plant's integrator; peaks and the time at the limit are taken over the save times.
+    """
+    from . import electrical as E
+
+    if traj.energy is None or traj.electrical is None:
+        raise ValueError("electrical_metrics: the trajectory has no battery state (traj.energy is None). Fix: fly "
+                         "an electric motor (ElectricMotor, [actuators.motor] kind = \"electric\").")
+    t, e, el = traj.t, traj.energy, traj.electrical
+    duration = t[-1] - t[0]
+    work = e.work[-1] - e.work[0]
+    p_mean = work[0] / duration
+    parts = platform.parts
+    b = parts.battery
+    dt = t.dtype
+    p_mech = work[1] / duration
+    area = np.pi * parts.propeller.diameter.astype(dt) ** 2 / 4
+    thrust = platform.c_f * traj.rotor_speed**2
+    ideal = jnp.sum(safe_sqrt(thrust) ** 3, axis=-1) / jnp.sqrt(2 * parts.air_density.astype(dt) * area)
+    limited = jnp.any(el.limited, axis=-1).astype(dt)
+    return ElectricalMetrics(
+        electrical_power_mean=p_mean,
+        electrical_power_peak=jnp.max(el.terminal_voltage * el.battery_current),
+        energy_wh=work[0] / 3600.0,
+        soc_end=e.soc[-1],
+        motor_current_mean=time_mean(t, jnp.mean(el.motor_current, axis=-1)),
+        motor_current_peak=jnp.max(el.motor_current),
+        time_at_limit=jnp.sum(limited[:-1] * jnp.diff(t)),
+        endurance_hover_s=E.endurance_hover(platform),
+        endurance_profile_s=E.discharge_time(p_mean, b),
+        mechanical_power_mean=p_mech,
+        figure_of_merit=time_mean(t, ideal) / p_mech,
+    )
+
+
 class FlightMetrics(eqx.Module):
     """Every metric of one flight (arrays; :meth:`to_dict` gives the JSON form used by every report).
 
@@ -220,6 +301,8 @@ class FlightMetrics(eqx.Module):
             platform measured without its ``flight``).
         diverged: ``()`` bool (the trajectory's flag).
         duration: ``()`` flown time [s]. num_steps: ``()`` accepted solver steps.
+        electrical: the :class:`ElectricalMetrics` of a flight whose motors draw current from the battery
+            (its keys, :data:`ELECTRICAL_KEYS`, join the JSON form), else ``None``.
     """
 
     mae_position: Array
@@ -256,11 +339,17 @@ class FlightMetrics(eqx.Module):
     diverged: Array
     duration: Array
     num_steps: Array
+    electrical: ElectricalMetrics | None = None
 
     def to_dict(self) -> dict:
-        """Plain Python (floats, lists, bools, ints): the JSON form shared by every report."""
+        """Plain Python (floats, lists, bools, ints): the JSON form shared by every report (with the
+        :data:`ELECTRICAL_KEYS` of :attr:`electrical` when it is there)."""
         out = {}
         for name in self.__dataclass_fields__:
+            if name == "electrical":
+                if self.electrical is not None:
+                    out.update({k: float(np.asarray(getattr(self.electrical, k))) for k in ELECTRICAL_KEYS})
+                continue
             a = np.asarray(getattr(self, name))
             if name == "diverged":
                 out[name] = bool(a)
@@ -312,4 +401,5 @@ def flight_metrics(traj: Trajectory, platform, flight=None) -> FlightMetrics:
         diverged=traj.diverged,
         duration=traj.t[-1] - traj.t[0],
         num_steps=traj.num_steps,
+        electrical=None if traj.energy is None else electrical_metrics(traj, platform),
     )

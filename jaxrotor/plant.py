@@ -34,6 +34,7 @@ from jax import Array
 from .continuous import fly_continuous
 from .control import AbstractController
 from .design.platform import Platform
+from .electrical import ElectricOutputs
 from .dynamics import Actuators, RotorCommand, VehicleState, check_rotor_inertia, vehicle_derivative
 from .flight import Flight
 from .integrate import Integrator, fixed_steps
@@ -55,6 +56,8 @@ class PlantOutputs(eqx.Module):
         alpha, beta: applied tilt angles [rad] (shapes of ``platform.alpha`` / ``beta``).
         contact_force: ``(3,)`` force of the floor on the vehicle, world frame [N] (zero without a floor).
         motor_speed: ``(n,)`` rotor speeds of the motor model [rad/s] (``rotor_speed`` on the analytic layer).
+        electrical: the :class:`~jaxrotor.electrical.ElectricOutputs` (motor and battery currents and voltages)
+            when the motor draws current from the battery, else ``None``.
     """
 
     accel: Array
@@ -65,6 +68,7 @@ class PlantOutputs(eqx.Module):
     beta: Array
     contact_force: Array
     motor_speed: Array
+    electrical: ElectricOutputs | None = None
 
 
 class PlantReading(eqx.Module):
@@ -208,7 +212,7 @@ def _analytic_outputs(platform, actuators, wind, state: VehicleState, plant_inpu
     _, out = vehicle_derivative(platform, actuators, state, plant_input.command, f_ext)
     return PlantOutputs(accel=out.accel, angular_accel=out.angular_accel, u=out.u, rotor_speed=out.rotor_speed,
                         alpha=out.alpha, beta=out.beta, contact_force=jnp.zeros(3, state.p.dtype),
-                        motor_speed=out.rotor_speed)
+                        motor_speed=out.rotor_speed, electrical=out.electrical)
 
 
 class AnalyticPlant(AbstractPlant):
@@ -230,6 +234,7 @@ class AnalyticPlant(AbstractPlant):
     name: ClassVar[str] = "analytic"
 
     def check(self, platform, controller, flight):
+        flight.actuators.motor.check_platform(platform)
         check_rotor_inertia(platform, flight.actuators)
         rate = self.control_rate(flight)
         if rate is None:

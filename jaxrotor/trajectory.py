@@ -43,6 +43,10 @@ class Trajectory(eqx.Module):
             analytic layer, which has no floor).
         motor_speed: ``(T, n)`` rotor speeds of the motor model [rad/s] (on the physics layer the
             propellers' own speeds are ``rotor_speed``; on the analytic layer the two are one).
+        energy: the battery's :class:`~jaxrotor.electrical.EnergyState` at each sample (``soc`` ``(T,)``,
+            ``work`` ``(T, 6)`` [J]) when the motor draws current from it, else ``None``.
+        electrical: the :class:`~jaxrotor.electrical.ElectricOutputs` at each sample (``motor_current``
+            ``(T, n)`` [A], ``battery_current`` ``(T,)`` [A], ``terminal_voltage`` ``(T,)`` [V], ...), else ``None``.
     """
 
     t: Array
@@ -71,6 +75,8 @@ class Trajectory(eqx.Module):
     contact_force: Array | None = None
     motor_speed: Array | None = None
     R_cmd: Array | None = None
+    energy: object = None
+    electrical: object = None
 
     @property
     def wrench_error(self) -> Array:
@@ -146,5 +152,5 @@ def assemble_trajectory(t, states, applied, limits, *, solver_ok, num_steps, u_c
         saturated=saturated, p_ref=p_ref, v_ref=v_ref, a_ref=a_ref, R_ref=R_ref, controller_state=controller_state,
         diverged=divergence_flag(states.p, states.v, states.omega, solver_ok, limits), solver_ok=solver_ok,
         num_steps=jnp.asarray(num_steps), contact_force=contact_force, motor_speed=motor_speed,
-        R_cmd=R_cmd,
+        R_cmd=R_cmd, energy=getattr(states, "energy", None), electrical=getattr(applied, "electrical", None),
     )

@@ -57,12 +57,12 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
-from jaxtyping import Float
+from jaxtyping import ArrayLike, Float
 
 from .._util import as_float as _float
 from .validation import is_concrete
 
-__all__ = ["AIR_DENSITY", "CELL_VOLTAGE", "Hub", "Arm", "Motor", "Propeller", "Battery", "Payload", "LandingGear",
+__all__ = ["AIR_DENSITY", "CELL_VOLTAGE", "LIPO_SOC", "LIPO_CELL_VOLTS", "OCVCurve", "default_ocv_curve", "ESC", "Hub", "Arm", "Motor", "Propeller", "Battery", "Payload", "LandingGear",
            "Ballast", "Parts", "MassProperties", "Propulsion", "mass_properties", "propulsion",
            "rotor_speed_limit", "parts_error", "check_assembly", "RPM_PER_V_TO_RAD_PER_S_PER_V"]
 
@@ -102,6 +102,91 @@ def _vec3(x, part: str, name: str) -> Array:
         raise parts_error(part, name, a, f"expected 3 numbers [x, y, z] (got shape {tuple(a.shape)})",
                           f"write `{name} = [x, y, z]` in metres")
     return a
+
+
+#: State-of-charge points of the default Li-Po curve (0 to 1 in steps of 0.1).
+LIPO_SOC = tuple(i / 10 for i in range(11))
+#: Rest (open-circuit) voltage of one Li-Po cell [V] at :data:`LIPO_SOC`: the typical published
+#: Li-Po discharge chart (rest voltage against remaining charge at room temperature, 3.27 V empty,
+#: 4.20 V full; docs/energy.md).
+LIPO_CELL_VOLTS = (3.27, 3.69, 3.73, 3.77, 3.80, 3.84, 3.87, 3.95, 4.02, 4.11, 4.20)
+
+
+def _electrical_error(param: str, value, why: str, fix: str) -> ValueError:
+    v = np.asarray(value)
+    shown = np.array2string(v, precision=6, threshold=12) if v.ndim else repr(v.item())
+    return ValueError(f"Electrical parameter `{param}` = {shown} is invalid: {why}. Fix: {fix}.")
+
+
+class OCVCurve(eqx.Module):
+    """Open-circuit voltage of one cell against state of charge, linear between table points.
+
+    ``ocv(s) = interp(s, soc, volts)`` (``jnp.interp``: piecewise linear, constant beyond the ends).
+    The default (:func:`default_ocv_curve`) is the typical published Li-Po rest-voltage chart
+    (:data:`LIPO_SOC`, :data:`LIPO_CELL_VOLTS`); such a curve comes from discharging a cell in
+    steps and reading its voltage after it rests (no load). Temperature is out of scope.
+
+    Attributes:
+        soc: ``(k,)`` states of charge, strictly increasing in ``[0, 1]``, ``k >= 2``.
+        volts: ``(k,)`` cell open-circuit voltages [V] (> 0).
+    """
+
+    soc: Float[Array, " k"]
+    volts: Float[Array, " k"]
+
+    def __init__(self, soc: ArrayLike, volts: ArrayLike):
+        s = jnp.asarray(soc, dtype=jnp.result_type(float))
+        v = jnp.asarray(volts, dtype=jnp.result_type(float))
+        if s.ndim != 1 or s.shape[0] < 2:
+            raise _electrical_error("ocv_soc", s, "the table needs at least 2 states of charge in a 1-D list",
+                       "give e.g. ocv_soc = [0.0, 1.0] and ocv_volts = [3.5, 4.2]")
+        if v.shape != s.shape:
+            raise _electrical_error("ocv_volts", v, f"it has {v.size} values for {s.shape[0]} states of charge",
+                       "give one cell voltage per entry of ocv_soc")
+        if is_concrete(s, v):
+            sn, vn = np.asarray(s), np.asarray(v)
+            if not np.all(np.isfinite(sn)) or sn.min() < 0 or sn.max() > 1:
+                raise _electrical_error("ocv_soc", sn, "states of charge lie in [0, 1]", "give fractions, e.g. 0.5 for 50 %")
+            if np.any(np.diff(sn) <= 0):
+                raise _electrical_error("ocv_soc", sn, "the states of charge must be strictly increasing",
+                           "sort the table by state of charge and drop repeated points")
+            if not np.all(np.isfinite(vn)) or np.any(vn <= 0):
+                raise _electrical_error("ocv_volts", vn, "cell voltages must be finite and > 0",
+                           "give the rest voltage of one cell in volts, e.g. 3.7")
+        self.soc, self.volts = s, v
+
+    def __call__(self, soc: ArrayLike) -> Array:
+        """Cell open-circuit voltage [V] at ``soc`` (any shape), in the dtype of ``soc``."""
+        s = jnp.asarray(soc)
+        dt = jnp.result_type(s, jnp.float32) if not jnp.issubdtype(s.dtype, jnp.floating) else s.dtype
+        s = s.astype(dt)
+        return jnp.interp(s, self.soc.astype(dt), self.volts.astype(dt))
+
+
+def default_ocv_curve() -> OCVCurve:
+    """The default Li-Po cell curve (:data:`LIPO_SOC`, :data:`LIPO_CELL_VOLTS`): 3.27 V at 0 % to 4.20 V at 100 %."""
+    return OCVCurve(LIPO_SOC, LIPO_CELL_VOLTS)
+
+
+class ESC(eqx.Module):
+    """Electronic speed controller: a constant efficiency ``eta`` between battery and motor power.
+
+    Driving, ``P_battery = V_m I / eta``; braking (``V_m I < 0``), ``P_battery = eta V_m I``: either way
+    the loss ``(1/eta - 1) |V_m I|`` (driving) is heat in the ESC (:mod:`jaxrotor.electrical`).
+
+    Attributes:
+        efficiency: ``()`` ``eta`` in ``(0, 1]`` (default 0.95).
+    """
+
+    efficiency: Float[Array, ""]
+
+    def __init__(self, efficiency=0.95):
+        e = _float(efficiency)
+        if e.ndim != 0:
+            raise _electrical_error("esc.efficiency", e, "one efficiency for all ESCs", "give one number, e.g. 0.95")
+        if is_concrete(e) and not (0.0 < float(e) <= 1.0):
+            raise _electrical_error("esc.efficiency", e, "an efficiency lies in (0, 1]", "give e.g. efficiency = 0.95")
+        self.efficiency = e
 
 
 class Hub(eqx.Module):
@@ -221,13 +306,21 @@ class Propeller(eqx.Module):
 
 
 class Battery(eqx.Module):
-    """The battery: a solid box.
+    """The battery: a solid box, and a pack of ``cells`` in series.
+
+    Electrically (:mod:`jaxrotor.electrical`): open-circuit voltage ``cells x ocv(SoC)`` from the
+    per-cell curve ``ocv`` (default :func:`default_ocv_curve`), internal resistance ``R_int``
+    (terminal voltage ``V = OCV - R_int I``), capacity ``Q = 3.6 capacity_mah`` [A s]; a flight
+    starts at ``soc0`` and endurance counts down to ``soc_floor``. Temperature is out of scope.
 
     Attributes:
         mass: ``()`` [kg] (> 0). size: ``(3,)`` extents along ``x_B, y_B, z_B`` [m] (> 0).
         offset: ``(3,)`` centre relative to the geometric centre [m].
         cells: static series cell count (nominal ``cells x 3.7 V``).
         capacity_mah: ``()`` [mAh] (> 0). internal_resistance: ``()`` [Ohm] (>= 0).
+        ocv: the per-cell :class:`OCVCurve` (from ``ocv_soc``, ``ocv_volts`` or a given curve).
+        soc0: ``()`` state of charge at the start of a flight, in ``(0, 1]`` (default 1).
+        soc_floor: ``()`` state of charge that ends the usable discharge, in ``[0, soc0)`` (default 0.2).
     """
 
     mass: Float[Array, ""]
@@ -235,10 +328,14 @@ class Battery(eqx.Module):
     offset: Float[Array, "3"]
     capacity_mah: Float[Array, ""]
     internal_resistance: Float[Array, ""]
+    ocv: OCVCurve
+    soc0: Float[Array, ""]
+    soc_floor: Float[Array, ""]
     cells: int = eqx.field(static=True)
 
     def __init__(self, mass=0.5, size=(0.14, 0.045, 0.035), offset=(0.0, 0.0, 0.0), cells=4, capacity_mah=5000.0,
-                 internal_resistance=0.02):
+                 internal_resistance=0.02, ocv: OCVCurve | None = None, ocv_soc=None, ocv_volts=None, soc0=1.0,
+                 soc_floor=0.2):
         if isinstance(cells, bool) or int(cells) != cells or int(cells) < 1:
             raise parts_error("battery", "cells", cells, "the series cell count is a whole number >= 1",
                               "give e.g. cells = 4 (a 4S pack)")
@@ -248,6 +345,23 @@ class Battery(eqx.Module):
         self.capacity_mah, self.internal_resistance = _float(capacity_mah), _float(internal_resistance)
         _check("battery", self, ("mass", "size", "capacity_mah", "internal_resistance"),
                allow_zero=("internal_resistance",))
+        if (ocv_soc is None) != (ocv_volts is None):
+            given, missing = ("ocv_soc", "ocv_volts") if ocv_volts is None else ("ocv_volts", "ocv_soc")
+            raise parts_error("battery", missing, None, f"`{given}` is given without it (the curve is a table of "
+                              "both)", "give ocv_soc = [...] (states of charge) and ocv_volts = [...] (one cell's "
+                              "rest voltage at each), or neither for the default Li-Po curve")
+        if ocv is not None and ocv_soc is not None:
+            raise parts_error("battery", "ocv", ocv, "a curve is given twice (ocv and ocv_soc/ocv_volts)",
+                              "give one of them")
+        self.ocv = OCVCurve(ocv_soc, ocv_volts) if ocv_soc is not None else ocv if ocv is not None \
+            else default_ocv_curve()
+        self.soc0, self.soc_floor = _float(soc0), _float(soc_floor)
+        if is_concrete(self.soc0) and not (0.0 < float(self.soc0) <= 1.0):
+            raise parts_error("battery", "soc0", self.soc0, "a state of charge lies in (0, 1]",
+                              "give the charge at take-off as a fraction, e.g. soc0 = 1.0 (full)")
+        if is_concrete(self.soc0, self.soc_floor) and not (0.0 <= float(self.soc_floor) < float(self.soc0)):
+            raise parts_error("battery", "soc_floor", self.soc_floor, f"the floor lies in [0, soc0 = "
+                              f"{float(self.soc0)})", "give e.g. soc_floor = 0.2 (land at 20 %)")
 
     @property
     def nominal_voltage(self) -> Array:
@@ -323,6 +437,7 @@ class Parts(eqx.Module):
     Attributes:
         hub, arm, motor, propeller: required parts.
         battery, payload, landing_gear, ballast: optional parts (``None``: absent).
+        esc: the speed controllers' :class:`ESC` (``None``: ``ESC()``, 95 % efficient).
         air_density: ``()`` ``rho`` [kg/m^3] for the propulsion coefficients (default 1.225).
     """
 
@@ -334,6 +449,7 @@ class Parts(eqx.Module):
     payload: Payload | None = None
     landing_gear: LandingGear | None = None
     ballast: Ballast | None = None
+    esc: ESC | None = None
     air_density: Float[Array, ""] = eqx.field(default=AIR_DENSITY, converter=_float)
 
 

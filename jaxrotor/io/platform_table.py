@@ -350,11 +350,13 @@ PART_KEYS: dict[str, tuple[tuple[str, bool, str], ...]] = {
                   ("thickness", False, "number")),
     "battery": (("mass", True, "number"), ("size", True, "vector"), ("offset", False, "vector"),
                 ("cells", False, "int"), ("capacity_mah", False, "number"),
-                ("internal_resistance", False, "number")),
+                ("internal_resistance", False, "number"), ("ocv_soc", False, "list"), ("ocv_volts", False, "list"),
+                ("soc0", False, "number"), ("soc_floor", False, "number")),
     "payload": (("mass", True, "number"), ("offset", False, "vector")),
     "landing_gear": (("mass", True, "number"), ("legs", False, "int"), ("radius", False, "number"),
                      ("length", False, "number"), ("leg_radius", False, "number"), ("foot_radius", False, "number")),
     "ballast": (("mass", True, "number"), ("size", False, "vector"), ("offset", False, "vector")),
+    "esc": (("efficiency", False, "number"),),
 }
 _REQUIRED_PARTS = ("hub", "arm", "motor", "propeller")
 
@@ -363,7 +365,8 @@ def parts_from_table(data: Mapping[str, Any], source: str):
     """The :class:`~jaxrotor.design.parts.Parts` of a ``[parts]`` table (sub-tables per part, SI units).
 
     Sub-tables (keys and units in ``docs/vehicles.md`` and :mod:`jaxrotor.design.parts`):
-    ``hub``, ``arm``, ``motor``, ``propeller`` (required), ``battery``, ``payload``,
+    ``hub``, ``arm``, ``motor``, ``propeller`` (required), ``battery`` (with its open-circuit voltage
+    table ``ocv_soc``/``ocv_volts`` per cell, ``soc0``, ``soc_floor``), ``esc`` (``efficiency``), ``payload``,
     ``landing_gear``, ``ballast`` (optional); ``air_density`` [kg/m^3] at the top.
 
     Raises:
@@ -380,7 +383,7 @@ def parts_from_table(data: Mapping[str, Any], source: str):
                             f"with {', '.join(k for k, req, _ in PART_KEYS[name] if req)}.")
     built = {}
     classes = {"hub": P.Hub, "arm": P.Arm, "motor": P.Motor, "propeller": P.Propeller, "battery": P.Battery,
-               "payload": P.Payload, "landing_gear": P.LandingGear, "ballast": P.Ballast}
+               "esc": P.ESC, "payload": P.Payload, "landing_gear": P.LandingGear, "ballast": P.Ballast}
     for name, keys in PART_KEYS.items():
         if name not in data:
             top.used.add(name)
@@ -395,6 +398,10 @@ def parts_from_table(data: Mapping[str, Any], source: str):
                     raise t.fail(key, v, "must be a finite number", f"give a finite `{key}`")
             elif kind == "int":
                 v = t.integer(key, default)
+            elif kind == "list":
+                v = t.vector(key, None, default, f"write `{key} = [...]`: a list of numbers")
+                if isinstance(v, float):
+                    raise t.fail(key, v, "expected a list of numbers", f"write `{key} = [...]`")
             else:
                 v = t.vector(key, 3, default, f"write `{key} = [x, y, z]` in metres")
             if v is not None:

@@ -281,6 +281,10 @@ class _PhysicsPlant(AbstractPlant):
     def check(self, platform, controller, flight):
         self.steps(flight)  # the control period must be a whole number of engine steps
         flight.actuators.motor.check_platform(platform)  # e.g. a current limit without the motor's kv
+        if flight.actuators.motor.draws_current():
+            raise ValueError(f"Flight parameter `actuators.motor` = {type(flight.actuators.motor).__name__} draws "
+                             f"current from the battery, which the {self.name} plant does not model yet. Fix: fly "
+                             "the analytic layer, or a first-order motor ([actuators.motor] kind = \"first_order\").")
 
     def steps(self, flight: Flight) -> int:
         """Engine steps per control interval."""

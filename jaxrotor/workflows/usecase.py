@@ -203,6 +203,31 @@ def _step_rows(results: list[FlightResult], blank: str) -> list[str]:
     return out
 
 
+#: Rows of the electrical metrics in :func:`metrics_table`: (title, key, format, scale).
+ELECTRICAL_ROWS = (("battery power mean [W]", "electrical_power_mean", ".2f", 1.0),
+                   ("battery power peak [W]", "electrical_power_peak", ".2f", 1.0),
+                   ("energy [Wh]", "energy_wh", ".4f", 1.0), ("state of charge at end", "soc_end", ".4f", 1.0),
+                   ("motor current mean [A]", "motor_current_mean", ".3f", 1.0),
+                   ("motor current peak [A]", "motor_current_peak", ".3f", 1.0),
+                   ("time at limit [s]", "time_at_limit", ".3f", 1.0),
+                   ("endurance hover [min]", "endurance_hover_s", ".2f", 1 / 60),
+                   ("endurance profile [min]", "endurance_profile_s", ".2f", 1 / 60),
+                   ("shaft power mean [W]", "mechanical_power_mean", ".2f", 1.0),
+                   ("figure of merit", "figure_of_merit", ".3f", 1.0))
+
+
+def _electrical_rows(results: list[FlightResult], blank: str) -> list[str]:
+    """The :data:`ELECTRICAL_ROWS` when any flight has the electrical metrics (blank where one has not)."""
+    if not any("energy_wh" in r.metrics for r in results):
+        return []
+    out = []
+    for title, key, fmt, scale in ELECTRICAL_ROWS:
+        cells = [_cell(float(r.metrics[key]) * scale, fmt, r.metrics["diverged"]) if key in r.metrics
+                 else f"{'':>{_W}}" for r in results]
+        out.append(f"{title:<{_W}}" + blank + "".join(cells))
+    return out
+
+
 def metrics_table(results: list[FlightResult], paper: dict | None = PAPER_TABLE_IV, title: str | None = None) -> str:
     """A plain-text table of the per-axis errors of each flight, with the paper's Table IV column (``paper``, for
     the paper's use case) or under the line ``title`` (any other flight: its name,
@@ -231,6 +256,7 @@ def metrics_table(results: list[FlightResult], paper: dict | None = PAPER_TABLE_
     lines += _step_rows(results, blank)
     lines.append(f"{'saturated fraction':<{_W}}" + blank + "".join(
         _cell(r.metrics["saturation_fraction"], ".4f", r.metrics["diverged"]) for r in results))
+    lines += _electrical_rows(results, blank)
     lines.append(f"{'diverged':<{_W}}" + blank + "".join(
         f"{'DIVERGED' if r.metrics['diverged'] else 'no':>{_W}}" for r in results))
     lines.append(f"{'verdict':<{_W}}" + blank + "".join(
