@@ -398,9 +398,9 @@ class ElectricMotor(AbstractMotor):
 
     Per rotor, with ``K_v`` [rad/s/V], ``k_t = 1/K_v``, winding resistance ``R``, no-load current ``I_0``:
     the speed controller of bandwidth ``lambda`` asks for ``Q_cmd = c_tau omega^2 + J_r lambda (omega_cmd -
-    omega)``, i.e. ``I_cmd = K_v Q_cmd + I_0``; the current is ``I = min(I_cmd, max_current, (V_t -
-    omega/K_v)/R)`` (the motor's voltage ``V_m = R I + omega/K_v`` at most the battery's terminal voltage
-    ``V_t``); the rotor turns as ``J_r omega_dot = k_t (I - I_0) - c_tau omega^2``. With no limit active this
+    omega)``, i.e. ``I_cmd = K_v Q_cmd + I_0``; the current is that, clipped to ``|I| <= max_current`` and to
+    ``|V_m| <= V_t`` (the motor's voltage ``V_m = R I + omega/K_v`` at most the battery's terminal voltage
+    ``V_t`` either way, driving or braking); the rotor turns as ``J_r omega_dot = k_t (I - I_0) - c_tau omega^2``. With no limit active this
     is :class:`FirstOrderMotor` with ``tau_m = 1/lambda``. ``omega_cmd = clip(sqrt(u_cmd), rotor_speed_min,
     rotor_speed_max)``. The battery (``VehicleState.energy``): ``dSoC/dt = -I_b/Q_cap``,
     ``V_t = cells ocv(SoC) - R_int I_b``, ``V_t I_b = sum_i V_m,i I_i / eta`` (:func:`jaxrotor.electrical.electric_drive`);

@@ -38,6 +38,7 @@ import math
 from typing import NamedTuple
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
@@ -558,14 +559,16 @@ def electric_motor_rates(omega: ArrayLike, omega_cmd: ArrayLike, c_tau: ArrayLik
 
     The speed controller of bandwidth ``lambda`` asks for the torque
     ``Q_cmd = c_tau omega^2 + J_r lambda (omega_cmd - omega)``, i.e. the current
-    ``I_cmd = K_v Q_cmd + I_0``; the current is limited by the motor's ``max_current`` and by the
-    voltage available, ``V_m = R I + omega/K_v <= V``:
-    ``I = min(I_cmd, I_max, (V - omega/K_v)/R)`` (the last term absent when ``R = 0``; braking is
-    not limited, as :class:`jaxrotor.dynamics.FirstOrderMotor`). Then
+    ``I_cmd = K_v Q_cmd + I_0``; the current is limited in magnitude by the motor's ``max_current`` and
+    by the voltage the ESC can apply either way, ``|V_m| = |R I + omega/K_v| <= V``:
+    ``I = clip(I_cmd, max(-I_max, (-V - omega/K_v)/R), min(I_max, (V - omega/K_v)/R))`` (the voltage
+    terms absent when ``R = 0``; braking is limited too, unlike
+    :class:`jaxrotor.dynamics.FirstOrderMotor`). Then
     ``J_r omega_dot = (I - I_0)/K_v - c_tau omega^2`` and ``V_m = R I + omega/K_v``.
 
     With no limit active, ``omega_dot = lambda (omega_cmd - omega)``: the first-order motor with
-    ``tau_m = 1/lambda``; with the current limit only, ``FirstOrderMotor(1/lambda, current_limit=True)``;
+    ``tau_m = 1/lambda``; with the current limit only and speeding up, ``FirstOrderMotor(1/lambda,
+    current_limit=True)``;
     at ``omega = omega_cmd`` the current and voltage are those of :func:`motor_steady_state`.
 
     Args:
@@ -579,6 +582,11 @@ def electric_motor_rates(omega: ArrayLike, omega_cmd: ArrayLike, c_tau: ArrayLik
         ``(omega_dot (n,) [rad/s^2], current (n,) [A], voltage (n,) [V])``.
     """
     return _drive_currents(omega, omega_cmd, c_tau, J_r, motor, speed_bandwidth, v_available)[:3]
+
+
+#: Newton steps of the terminal-voltage solve in :func:`electric_drive` (quadratic convergence: float64
+#: round-off in 4 to 5 from any load the pack can carry).
+NEWTON_STEPS = 6
 
 
 class EnergyState(eqx.Module):
@@ -632,11 +640,12 @@ def _drive_currents(omega, omega_cmd, c_tau, J_r, motor: Motor, speed_bandwidth,
     q_cmd = q_drag + J_r * speed_bandwidth * (omega_cmd - omega)
     i_cmd = kv * q_cmd + i0
     has_r = r > 0
-    i_v = jnp.where(has_r, (v_available - omega / kv) / jnp.where(has_r, r, 1.0), jnp.inf)
-    i_lim = jnp.minimum(imax, i_v)
-    i = jnp.minimum(i_cmd, i_lim)
+    r_safe = jnp.where(has_r, r, 1.0)
+    i_hi = jnp.minimum(imax, jnp.where(has_r, (v_available - omega / kv) / r_safe, jnp.inf))
+    i_lo = jnp.maximum(-imax, jnp.where(has_r, (-v_available - omega / kv) / r_safe, -jnp.inf))
+    i = jnp.clip(i_cmd, i_lo, i_hi)
     omega_dot = ((i - i0) / kv - q_drag) / J_r
-    return omega_dot, i, r * i + omega / kv, i_cmd > i_lim
+    return omega_dot, i, r * i + omega / kv, (i_cmd > i_hi) | (i_cmd < i_lo)
 
 
 def electric_drive(platform: Platform, omega: Float[Array, " n"], omega_cmd: Float[Array, " n"], soc: ArrayLike,
@@ -648,9 +657,13 @@ def electric_drive(platform: Platform, omega: Float[Array, " n"], omega_cmd: Flo
     ``V_m I / eta``; braking (``V_m I < 0``), it takes back ``eta |V_m I|``. Battery: terminal power
     ``P = sum_i P_i``, ``I_b`` from :func:`battery_current` at ``OCV = cells ocv(soc)``,
     ``V_t = OCV - R_int I_b``. ``V_t`` depends on the currents and, through the voltage limit, the
-    currents on ``V_t``: one fixed-point pass (currents limited at ``OCV``, then at the ``V_t`` they
-    draw) settles it; the battery's current and terminal voltage are then those of the final currents,
-    so the energy account below is exact whatever the pass leaves.
+    currents on ``V_t``: ``V_t`` is the largest root of the power balance
+    ``g(V) = V (OCV - V) - R_int P(V) = 0`` (what the pack delivers at ``V`` against what the motors draw
+    at ``V``), found by :data:`NEWTON_STEPS` Newton steps from ``OCV`` (``g`` is concave and
+    ``g(OCV) <= 0``, so they fall monotonically onto it). The battery's current and terminal voltage are
+    then those of the final currents (``I_b`` from :func:`battery_current`), so the energy account below
+    is exact whatever the solve leaves. Beyond the pack's largest power ``OCV^2 / (4 R_int)`` the
+    terminal voltage stays at ``OCV/2`` (the pack's maximum-power point).
 
     Args:
         platform: with parts (motor ``kv``, a battery; ``platform.J_r`` > 0; ``parts.esc``).
@@ -675,11 +688,19 @@ def electric_drive(platform: Platform, omega: Float[Array, " n"], omega_cmd: Flo
                                                  v_available)
         p_m = v_m * i
         p = jnp.where(p_m >= 0, p_m / eta, p_m * eta)
-        i_b = battery_current(jnp.sum(p), e, r_int)
-        return w_dot, i, v_m, limited, p_m, p, i_b
+        return w_dot, i, v_m, limited, p_m, p
 
-    i_b0 = chain(e)[-1]
-    w_dot, i, v_m, limited, p_m, p, i_b = chain(terminal_voltage(e, r_int, i_b0))
+    def balance(v):  # g(V) = V (OCV - V) - R_int P(V): delivered power at V against the power drawn at V
+        return v * (e - v) - r_int * jnp.sum(chain(v)[-1])
+
+    v = e
+    for _ in range(NEWTON_STEPS):  # concave g, g(OCV) <= 0: Newton from OCV falls monotonically onto the root
+        g, dg = jax.jvp(balance, (v,), (jnp.ones_like(v),))
+        v = jnp.maximum(v - g / jnp.where(dg < 0, dg, -1.0), e / 2)
+    w_dot, i, v_m, limited, p_m, p = chain(v)
+    has_r = r_int > 0
+    p_max = jnp.where(has_r, e**2 / (4 * jnp.where(has_r, r_int, 1.0)), jnp.inf)
+    i_b = battery_current(jnp.minimum(jnp.sum(p), p_max), e, r_int)
     v_t = terminal_voltage(e, r_int, i_b)
     kv = motor.kv_si.astype(dt)
     i0, r = motor.no_load_current.astype(dt), motor.resistance.astype(dt)
