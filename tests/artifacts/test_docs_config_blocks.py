@@ -45,10 +45,24 @@ BLOCKS = toml_blocks()
 BASES = {
     "analysis.md": ("paper_reproduction.toml", "flight"),
     "batching.md": ("sweep_tilt.toml", "sweep"),
+    "energy.md": ("electric_hover.toml", "flight"),
     "optimization.md": ("optimize_tilt.toml", "optimize"),
     "robust.md": ("tune_gains_robust.toml", "tune"),
     "tilting.md": ("tilting_hex_fullpose.toml", "flight"),
 }
+
+
+#: pages whose fragments add keys to the base's tables (``[parts.battery]`` gains its OCV table): laid over the
+#: base key by key (:func:`_deep_merge`)
+SUBTABLE_PAGES = {"energy.md"}
+
+
+def _deep_merge(base: dict, block: dict) -> dict:
+    """``base`` with ``block`` laid over it, tables merged key by key."""
+    out = dict(base)
+    for k, v in block.items():
+        out[k] = _deep_merge(base[k], v) if isinstance(v, dict) and isinstance(base.get(k), dict) else v
+    return out
 
 
 def _load(data: dict, kind: str, where: Path):
@@ -91,6 +105,8 @@ def test_toml_block_loads(page, line, src, tmp_path):
         return
     base_name, kind = BASES[page]
     data = {**tomllib.loads((CONFIGS / base_name).read_text()), **block}
+    if page in SUBTABLE_PAGES:  # [parts.battery] gains keys: laid over the base key by key
+        data = _deep_merge(tomllib.loads((CONFIGS / base_name).read_text()), block)
     loaded = _load(data, kind, CONFIGS)  # files the base names (`compare = ...`) are next to it
     _check_values(page, block, loaded)
 
@@ -115,5 +131,11 @@ def _check_values(page: str, block: dict, loaded) -> None:
         flight = loaded.problem.design.flight
         assert flight.control_rate == pytest.approx(block["control"]["rate"])
         assert flight.sensors is not None and flight.wind is not None
+    elif page == "energy.md":
+        b, esc, motor = loaded.platform.parts.battery, loaded.platform.parts.esc, loaded.flight.actuators.motor
+        t = block["parts"]["battery"]
+        assert list(map(float, b.ocv.soc)) == t["ocv_soc"] and list(map(float, b.ocv.volts)) == t["ocv_volts"]
+        assert float(b.soc0) == t["soc0"] and float(esc.efficiency) == block["parts"]["esc"]["efficiency"]
+        assert float(motor.speed_bandwidth) == block["actuators"]["motor"]["speed_bandwidth"]
     elif page == "tilting.md":
         assert type(loaded.flight.allocator).__name__ == "ExtendedVariable"
