@@ -27,23 +27,26 @@ minus ``platform.com_offset``, so the body origin is the centre of mass; SI unit
   axis ``x``) driven by position servos. It carries the motor's stator (mass less
   ``rotor_mass``): a cylinder under the blades, top face at ``-thickness/2`` along ``z_i``.
 * ``prop_i``: the propeller (two crossed blade boxes, length ``D``) and the motor's bell on a
-  hinge about ``z_i`` through ``p_i``, spun by a velocity servo whose reaction torque acts on the
-  mount (spin-up reaction) and whose angular momentum gives the gyroscopic torque (both from the
-  engine). With a bell (``rotor_mass > 0``), from the platform's own parts, or when the platform
-  has a rotor inertia (``platform.rotor_inertia``, derived from its parts or given) the body has an
-  explicit inertial: two thin rods plus a thin-walled cylinder, its spin inertia
+  hinge about ``z_i`` through ``p_i``, spun by a velocity servo (or a torque motor,
+  ``ModelOptions.spin_actuator``) whose reaction torque acts on the mount (spin-up reaction) and
+  whose angular momentum gives the gyroscopic torque (both from the engine). With a bell
+  (``rotor_mass > 0``), from the platform's own parts, or when the platform has a rotor inertia
+  (``platform.rotor_inertia``, derived from its parts or given) the body has an explicit inertial:
+  two thin rods plus a thin-walled cylinder, its spin inertia
   ``platform.J_r`` exactly (``m_bell r_m^2 + m_p D^2/12`` from the parts); otherwise the blade boxes'
   ``m_p (D^2 + chord^2)/12``.
 * a ``thrust_i`` site at ``p_i`` (axes of the mount) carrying one actuator with
   gear ``(0, 0, c_f,i, 0, 0, kappa_i c_tau,i)``: control ``u_i`` applies the force
   ``c_f,i u_i z_i`` at ``p_i`` and the drag torque ``kappa_i c_tau,i u_i z_i`` (eqs.
-  5-6), i.e. column ``i`` of ``F`` and ``M`` (eq. 10) on the vehicle.
+  5-6), i.e. column ``i`` of ``F`` and ``M`` (eq. 10) on the vehicle. The drag torque acts on the
+  mount, not on the propeller's hinge: a hinge actuator that models the motor's own torque applies it
+  less the drag (:func:`jaxrotor.physics.plants.electric_engine_step`).
 * a floor plane under the landing-gear feet at rest (vehicle at ``p = 0``); a vehicle without
   landing gear has nothing to stand on and no floor.
 
 Actuator (control) order: ``u`` (n thrust inputs [rad^2/s^2]), ``n`` propeller
-speeds (signed, [rad/s]), then one angle target per rotor for each tilting
-angle set (``alpha`` first) [rad].
+speeds (signed, [rad/s]; hinge torques [N m] with ``ModelOptions.spin_actuator = "motor"``), then one
+angle target per rotor for each tilting angle set (``alpha`` first) [rad].
 
 :class:`PhysicsModel` carries the engine's mass and inertia beside the platform's (the
 analytic layer's) and their relative differences; :func:`warn_mismatch` warns with
@@ -74,11 +77,13 @@ from ..design.platform import (
 from ..design.parts import Parts
 from ._geometry import arm_tips, check_parts, is_paper_platform
 
-__all__ = ["InertiaMismatchWarning", "MISMATCH_TOLERANCE", "ModelOptions", "PhysicsModel", "build_model",
-           "engine_mass_properties", "mjcf", "warn_mismatch"]
+__all__ = ["InertiaMismatchWarning", "MISMATCH_TOLERANCE", "ModelOptions", "PhysicsModel", "SPIN_ACTUATORS",
+           "build_model", "engine_mass_properties", "mjcf", "warn_mismatch"]
 
 _INTEGRATORS = {"euler": "Euler", "rk4": "RK4", "implicit": "implicit", "implicitfast": "implicitfast"}
 
+#: The kinds of propeller hinge actuator a model can be written with (:attr:`ModelOptions.spin_actuator`).
+SPIN_ACTUATORS = ("velocity", "motor")
 #: Relative difference of the engine's mass or inertia from the platform's beyond which the plants warn.
 MISMATCH_TOLERANCE = 0.005
 #: Radius of the payload's sphere [m] (a point mass for the analytic layer).
@@ -110,6 +115,13 @@ class ModelOptions:
             (:meth:`~jaxrotor.dynamics.AbstractMotor.speed_time_constant`) spins the propellers as that motor,
             ``k_v = I_p / tau_m`` (:func:`jaxrotor.physics.plants.propeller_servo`).
         servo_bandwidth: natural frequency of the tilt position servos [Hz] (critically damped).
+        spin_actuator: the propeller hinges' actuators as written in the model: ``"velocity"`` (default:
+            velocity servos, ``k_v (ctrl - qvel)``) or ``"motor"`` (torque motors, ``<motor>``: the control is
+            the hinge torque [N m], what a flight with a motor that draws current from the battery drives,
+            :meth:`~jaxrotor.dynamics.AbstractMotor.draws_current`). The plants give each flight the hinge
+            actuators its motor needs whatever the model says (:func:`jaxrotor.physics.plants.spin_actuators`),
+            so a model of either kind flies every motor; ``"motor"`` writes the MJCF of an electric flight as
+            it is flown.
     """
 
     timestep: float = 0.001
@@ -118,6 +130,7 @@ class ModelOptions:
     floor: bool = True
     spin_time_constant: float = 0.002
     servo_bandwidth: float = 40.0
+    spin_actuator: str = "velocity"
 
     def __post_init__(self):
         for name in ("timestep", "spin_time_constant", "servo_bandwidth"):
@@ -128,6 +141,10 @@ class ModelOptions:
         if self.integrator.lower() not in _INTEGRATORS:
             raise ValueError(f"ModelOptions parameter `integrator` = {self.integrator!r} is unknown. Fix: use one of "
                              f"{sorted(_INTEGRATORS)}.")
+        if self.spin_actuator not in SPIN_ACTUATORS:
+            raise ValueError(f"ModelOptions parameter `spin_actuator` = {self.spin_actuator!r} is unknown. Fix: use "
+                             f"one of {list(SPIN_ACTUATORS)} (velocity servos, or torque motors for a motor that "
+                             "draws current).")
 
 
 def _r(x) -> str:
@@ -324,7 +341,10 @@ def mjcf(platform: Platform, parts: Parts, options: ModelOptions = ModelOptions(
         lines.append(f'    <general name="u{i}" site="thrust{i}" gear="{_f(gear_i)}"/>')
     if options.spin:
         for i in range(n):
-            lines.append(f'    <velocity name="spin{i}" joint="spin{i}" kv="1"/>')
+            if options.spin_actuator == "motor":  # the control is the hinge torque [N m]
+                lines.append(f'    <motor name="spin{i}" joint="spin{i}" gear="1"/>')
+            else:
+                lines.append(f'    <velocity name="spin{i}" joint="spin{i}" kv="1"/>')
     for key in TILT_ANGLES:
         if key in platform.tilting:
             for i in range(n):
@@ -619,6 +639,7 @@ def build_model(platform: Platform, parts: Parts, options: ModelOptions = ModelO
     spin_inertia = np.array([float(np.max(model.body_inertia[b])) for b in prop_ids])
     if options.spin:
         spin_inertia = np.array(model.dof_M0[spin_qvel], dtype=float)
+    if options.spin and options.spin_actuator == "velocity":
         kv = spin_inertia / options.spin_time_constant
         act = slice(n, 2 * n)
         model.actuator_gainprm[act, 0] = kv

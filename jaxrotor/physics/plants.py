@@ -17,6 +17,16 @@ their step but the engine call:
   propellers) the flight's motor model (``flight.actuators.motor.applied``) is stepped by forward
   Euler at the engine step and gives the thrust inputs ``u_i`` and the signed speed targets
   ``s_i omega_i`` of the propeller servos (time constant ``ModelOptions.spin_time_constant``).
+  With spinning propellers and a motor that draws current from the battery
+  (:meth:`~jaxrotor.dynamics.AbstractMotor.draws_current`: the electric motor) **the propeller is
+  turned by the motor's torque**: the hinge actuators are torque motors
+  (:func:`spin_actuators`) and before every engine step :func:`electric_engine_step` gives, from
+  the propeller's speed at the step's start and the battery's state, the motor currents (the
+  motor's own law, :func:`jaxrotor.electrical.electric_drive`), the hinge torque (the motor's torque
+  less the propeller's drag, which the thrust site applies to the mount), the thrust inputs and the
+  battery's state of charge and energy account one engine step later (forward Euler at the engine
+  step); the reading carries the battery's state (``VehicleState.energy``) and what the plant
+  applied the first step's :class:`~jaxrotor.electrical.ElectricOutputs`.
   Either way the servo model, stepped by Euler, gives the per-rotor tilt targets;
 * before every engine step: the tilt servos' load feed-forward (:func:`hinge_load`) and the
   external force of :func:`jaxrotor.tick.external_force` (held disturbance plus the wind drag at
@@ -47,6 +57,7 @@ from mujoco import mjx
 from .. import so3
 from ..design.platform import TILT_ANGLES, Platform, per_rotor_angles
 from ..dynamics import Actuators, VehicleState
+from ..electrical import ElectricOutputs, EnergyState
 from ..flight import Flight
 from ..plant import AbstractHostPlant, AbstractPlant, PlantOutputs, PlantReading
 from ..tick import PlantInput, external_force, whole_steps
@@ -54,8 +65,8 @@ from ..wind import Wind
 from .mjcf import ModelOptions, PhysicsModel, build_model, warn_mismatch
 from .parts import Parts, default_parts
 
-__all__ = ["MJXPlant", "MJXPlantState", "MuJoCoPlant", "PropellerServo", "com_wrench", "engine_controls", "hinge_load",
-           "propeller_force_range", "propeller_servo"]
+__all__ = ["MJXPlant", "MJXPlantState", "MuJoCoPlant", "PropellerServo", "com_wrench", "electric_engine_step",
+           "engine_controls", "hinge_load", "propeller_force_range", "propeller_servo", "spin_actuators"]
 
 
 class _Static:
@@ -116,6 +127,72 @@ def propeller_force_range(servo: PropellerServo, sign, speed, xp=jnp):
     return xp.where(sign > 0, -inf, -lim), xp.where(sign > 0, lim, inf)
 
 
+def drives_by_current(pm: PhysicsModel, actuators: Actuators) -> bool:
+    """Whether the flight's motor turns the spinning propellers by its current (the electric mode: spinning
+    propellers, :meth:`~jaxrotor.dynamics.AbstractMotor.draws_current`)."""
+    return bool(pm.options.spin) and actuators.motor.draws_current()
+
+
+def spin_actuators(pm: PhysicsModel, platform: Platform, actuators: Actuators, xp=jnp):
+    """``(gain (n,), bias (n,))`` of the propeller hinge actuators this flight needs (hinge torque
+    ``gain ctrl + bias qvel``, an affine bias), or ``None`` to fly the model's own velocity servos.
+
+    * a motor that draws current (:func:`drives_by_current`): ``(1, 0)``, torque motors (what ``<motor>``
+      compiles to), the control the hinge torque of :func:`electric_engine_step`;
+    * a first-order speed motor (:func:`propeller_servo`): its velocity servo ``(k_v, -k_v)``, ``k_v = I_spin / tau_m``;
+    * any other motor on a model whose hinges are torque motors (``ModelOptions.spin_actuator = "motor"``): the
+      velocity servo ``k_v = I_spin / spin_time_constant`` that :func:`~jaxrotor.physics.mjcf.build_model` writes
+      for ``"velocity"``.
+
+    ``None`` without spinning propellers. ``xp``: ``jax.numpy`` (MJX) or ``numpy`` (the C engine).
+    """
+    if not pm.options.spin:
+        return None
+    dtype = platform.mass.dtype if xp is jnp else float
+    shape = np.shape(pm.spin_inertia)
+    if drives_by_current(pm, actuators):
+        return xp.ones(shape, dtype), xp.zeros(shape, dtype)
+    servo = propeller_servo(pm, platform, actuators, xp=xp)
+    if servo is not None:
+        return servo.gain, -servo.gain
+    if pm.options.spin_actuator == "motor":
+        k = xp.asarray(np.asarray(pm.spin_inertia, dtype=float) / pm.options.spin_time_constant, dtype=dtype)
+        return k, -k
+    return None
+
+
+def electric_engine_step(platform: Platform, motor, sign, qvel, u_cmd, energy: EnergyState, h):
+    """One engine step of a motor that draws current from the battery (pure JAX).
+
+    The motor's own electrical chain (:meth:`~jaxrotor.dynamics.AbstractMotor.applied_electric`; for
+    :class:`~jaxrotor.dynamics.ElectricMotor` :func:`jaxrotor.electrical.electric_drive`: the speed controller
+    of bandwidth ``lambda`` asking ``Q_cmd = c_tau omega^2 + J_r lambda (omega_cmd - omega)``, the current
+    limit and the voltage limit at the battery's terminal voltage), at the propeller's speed
+    ``omega_i = s_i qvel_i`` at the step's start, the held command ``u_cmd`` and the battery's state ``energy``,
+    gives the motor currents, the rotor acceleration ``omega_dot_i = (k_t (I_i - I_0) - c_tau,i omega_i^2) / J_r,i``
+    and the battery's rates. The hinge torque is ``s_i J_r,i omega_dot_i = s_i (k_t (I_i - I_0) - c_tau,i omega_i^2)``:
+    the motor's torque less the propeller's drag, because the model applies the drag torque
+    ``kappa_i c_tau,i u_i z_i`` to the mount through the thrust site (:mod:`~jaxrotor.physics.mjcf`). So the
+    propeller turns by ``J_r omega_dot = k_t (I - I_0) - c_tau omega^2``, the drag acts once, and the mount
+    feels the motor's reaction ``-s_i k_t (I_i - I_0) z_i`` in all, as on the analytic layer.
+
+    Args:
+        platform: the vehicle (its parts: motor, battery, ESC; ``J_r``). motor: the flight's motor.
+        sign: ``(n,)`` spin signs ``s_i``. qvel: ``(n,)`` the propeller hinge speeds at the step's start [rad/s].
+        u_cmd: ``(n,)`` the held rotor command [rad^2/s^2]. energy: the battery's
+            :class:`~jaxrotor.electrical.EnergyState` at the step's start. h: the engine step [s].
+
+    Returns:
+        ``(hinge_torque (n,) [N m], u (n,) [rad^2/s^2], energy_next, electrical)``: the hinge actuators' controls,
+        the thrust inputs ``omega_i^2``, the battery's state after the step (forward Euler, ``energy + h rates``)
+        and the :class:`~jaxrotor.electrical.ElectricOutputs` at the step's start.
+    """
+    speed = sign * qvel
+    u, _, w_dot, rates, out = motor.applied_electric(platform, speed, energy, u_cmd)
+    energy_next = jax.tree_util.tree_map(lambda x, r: x + h * r, energy, rates)
+    return sign * platform.J_r * w_dot, u, energy_next, out
+
+
 def engine_controls(pm: PhysicsModel, platform: Platform, actuators: Actuators, motor_speed, angles, command,
                     k: int, h: float):
     """The engine controls of the ``k`` engine steps of one control interval (pure JAX).
@@ -136,6 +213,9 @@ def engine_controls(pm: PhysicsModel, platform: Platform, actuators: Actuators, 
         the thrust inputs of ``ctrl`` are placeholders the plants set per engine step from the propeller
         speeds, the spin targets are ``s_i clip(sqrt(u_cmd,i), omega_min, omega_max)``, and
         ``motor_speed``, ``u_first``, ``speed_first`` are the given speeds (the plants read the engine's).
+        When the motor turns them by its current (:func:`drives_by_current`) the thrust inputs are placeholders
+        too and the spin slots hold the command ``u_cmd`` the plants turn into the hinge torques per engine step
+        (:func:`electric_engine_step`).
     """
     n = platform.n_rotors
     sign = jnp.asarray(pm.spin_sign, dtype=motor_speed.dtype)
@@ -143,10 +223,13 @@ def engine_controls(pm: PhysicsModel, platform: Platform, actuators: Actuators, 
     rows = []
     u_first = w_first = None
     propeller_motor = pm.options.spin and actuators.motor.speed_time_constant() is not None
+    electric = drives_by_current(pm, actuators)
     if propeller_motor:  # the engine spins the propellers as the motor: a constant target over the interval
         target = sign * actuators.motor.commanded_speed(platform, command.u)
+    elif electric:  # the motor's torque, per engine step from the command (electric_engine_step)
+        target = jnp.broadcast_to(command.u, w.shape).astype(w.dtype)
     for _ in range(k):
-        if propeller_motor:
+        if propeller_motor or electric:
             u_j, w_j, w_dot = jnp.zeros_like(w), w, jnp.zeros_like(w)
             parts = [u_j, target]
         else:
@@ -225,6 +308,7 @@ class _PhysicsPlant(AbstractPlant):
     integrator: str = eqx.field(static=True, default="rk4")
     spin_time_constant: float = eqx.field(static=True, default=0.002)
     servo_bandwidth: float = eqx.field(static=True, default=40.0)
+    spin_actuator: str = eqx.field(static=True, default="velocity")
     model: _Static | None = eqx.field(static=True, default=None)
 
     def __check_init__(self):
@@ -237,7 +321,7 @@ class _PhysicsPlant(AbstractPlant):
         """The engine options of the generated model (the inverse of :meth:`with_options`)."""
         return ModelOptions(timestep=self.timestep, spin=self.spin_propellers, floor=self.floor,
                             integrator=self.integrator, spin_time_constant=self.spin_time_constant,
-                            servo_bandwidth=self.servo_bandwidth)
+                            servo_bandwidth=self.servo_bandwidth, spin_actuator=self.spin_actuator)
 
     def with_options(self, options: ModelOptions):
         """This plant building its model with the engine ``options`` (every field of
@@ -245,7 +329,7 @@ class _PhysicsPlant(AbstractPlant):
         return dataclasses.replace(self, spin_propellers=options.spin, timestep=options.timestep,
                                    floor=options.floor, integrator=options.integrator,
                                    spin_time_constant=options.spin_time_constant,
-                                   servo_bandwidth=options.servo_bandwidth)
+                                   servo_bandwidth=options.servo_bandwidth, spin_actuator=options.spin_actuator)
 
     def physics_model(self, platform: Platform) -> PhysicsModel:
         """The generated model: built from ``parts`` when given (they win), else from
@@ -281,10 +365,12 @@ class _PhysicsPlant(AbstractPlant):
     def check(self, platform, controller, flight):
         self.steps(flight)  # the control period must be a whole number of engine steps
         flight.actuators.motor.check_platform(platform)  # e.g. a current limit without the motor's kv
-        if flight.actuators.motor.draws_current():
-            raise ValueError(f"Flight parameter `actuators.motor` = {type(flight.actuators.motor).__name__} draws "
-                             f"current from the battery, which the {self.name} plant does not model yet. Fix: fly "
-                             "the analytic layer, or a first-order motor ([actuators.motor] kind = \"first_order\").")
+        if flight.actuators.motor.draws_current() and not self.spin_propellers:
+            raise ValueError(f"{type(self).__name__} parameter `spin_propellers` = False (ModelOptions.spin) welds the "
+                             f"propellers to their mounts, but the flight's motor ({type(flight.actuators.motor).__name__}"
+                             ") draws current from the battery and turns each propeller by its torque, which needs "
+                             "the propeller's own speed: the physics layer flies it on spinning propellers only. Fix: "
+                             "spin_propellers=True (ModelOptions(spin=True), the default), or fly the analytic layer.")
 
     def steps(self, flight: Flight) -> int:
         """Engine steps per control interval."""
@@ -308,6 +394,8 @@ class MJXPlantState(eqx.Module):
         applied: the :class:`~jaxrotor.plant.PlantOutputs` at the start of the last interval.
         platform, actuators, wind: the vehicle and the flight's actuator and wind models.
         steps: engine steps per control interval (static).
+        energy: the battery's :class:`~jaxrotor.electrical.EnergyState` when the motor draws current from it,
+            else ``None``.
     """
 
     data: mjx.Data
@@ -319,6 +407,7 @@ class MJXPlantState(eqx.Module):
     actuators: Actuators
     wind: Wind | None
     steps: int = eqx.field(static=True)
+    energy: EnergyState | None = None
 
 
 def _mjx_contact_force(m: mjx.Model, d: mjx.Data, geom_bodyid: np.ndarray):
@@ -384,12 +473,19 @@ class MJXPlant(_PhysicsPlant):
         d = mjx.forward(m, mjx.make_data(m).replace(qpos=qpos, qvel=qvel))
         n = platform.n_rotors
         a, b = _hinge_angles(platform, pm, d.qpos, state0.alpha, state0.beta, xp=jnp)
+        electrical = energy = None
+        if drives_by_current(pm, flight.actuators):  # the battery's state, and the chain at the held hover command
+            energy = state0.energy
+            electrical = electric_engine_step(platform, flight.actuators.motor, jnp.asarray(pm.spin_sign, dtype),
+                                              d.qvel[pm.spin_qvel], state0.rotor_speed**2, energy,
+                                              pm.options.timestep)[3]
         applied = PlantOutputs(accel=d.qacc[0:3], angular_accel=d.qacc[3:6], u=state0.rotor_speed**2,
                                rotor_speed=self._spin_speed(d, n), alpha=a, beta=b,
-                               contact_force=jnp.zeros(3, dtype), motor_speed=state0.rotor_speed)
+                               contact_force=jnp.zeros(3, dtype), motor_speed=state0.rotor_speed,
+                               electrical=electrical)
         return MJXPlantState(data=d, motor_speed=state0.rotor_speed, alpha=jnp.asarray(state0.alpha, dtype),
                              beta=jnp.asarray(state0.beta, dtype), applied=applied, platform=platform,
-                             actuators=flight.actuators, wind=flight.wind, steps=self.steps(flight))
+                             actuators=flight.actuators, wind=flight.wind, steps=self.steps(flight), energy=energy)
 
     def _spin_speed(self, d, n):
         pm = self.model.value
@@ -406,20 +502,30 @@ class MJXPlant(_PhysicsPlant):
         servo_ff = [(pm.ctrl_tilt[key], pm.tilt_qvel[key], jnp.asarray(pm.model.actuator_gainprm[pm.ctrl_tilt[key], 0]))
                     for key in pm.ctrl_tilt]
         servo = propeller_servo(pm, platform, ps.actuators)
+        electric = drives_by_current(pm, ps.actuators)
         spin_dof, spin_act = jnp.asarray(pm.spin_qvel), pm.ctrl_spin
         sign = jnp.asarray(pm.spin_sign, ps.data.qpos.dtype)
-        if servo is not None:  # the propeller hinges are the motor: the flight's servo gain
-            m = m.replace(actuator_gainprm=m.actuator_gainprm.at[spin_act, 0].set(servo.gain),
-                          actuator_biasprm=m.actuator_biasprm.at[spin_act, 2].set(-servo.gain))
-            if servo.torque_max is not None:
-                limited = np.array(m.actuator_forcelimited, dtype=bool)
-                limited[spin_act] = True
-                m = m.replace(actuator_forcelimited=limited)
+        drive = spin_actuators(pm, platform, ps.actuators)
+        if drive is not None:  # the hinge actuators this flight's motor needs (servo gain, or torque motors)
+            biastype = np.array(m.actuator_biastype)
+            biastype[spin_act] = mujoco.mjtBias.mjBIAS_AFFINE
+            m = m.replace(actuator_gainprm=m.actuator_gainprm.at[spin_act, 0].set(drive[0]),
+                          actuator_biasprm=m.actuator_biasprm.at[spin_act, 2].set(drive[1]),
+                          actuator_biastype=biastype)
+        if servo is not None and servo.torque_max is not None:
+            limited = np.array(m.actuator_forcelimited, dtype=bool)
+            limited[spin_act] = True
+            m = m.replace(actuator_forcelimited=limited)
+        h = pm.options.timestep
 
-        def engine_step(d, row):
+        def engine_step(d, energy, row):
             for sl, dof, kp in servo_ff:
                 row = row.at[sl].add(hinge_load(d.qfrc_bias, d.qfrc_actuator, d.actuator_force, sl, dof) / kp)
-            m_j = m
+            m_j, electrical = m, None
+            if electric:  # the motor's torque and the battery from the propeller's speed at the step's start
+                torque, u, energy, electrical = electric_engine_step(platform, ps.actuators.motor, sign,
+                                                                     d.qvel[spin_dof], row[spin_act], energy, h)
+                row = row.at[pm.ctrl_u].set(u).at[spin_act].set(torque)
             if servo is not None:  # thrust and drag from the propeller's speed at the step's start
                 speed = d.qvel[spin_dof]
                 row = row.at[pm.ctrl_u].set(speed**2)
@@ -430,32 +536,35 @@ class MJXPlant(_PhysicsPlant):
             f = external_force(ps.wind, d.qvel[0:3], plant_input.air, plant_input.force)
             xfrc = jnp.zeros_like(d.xfrc_applied).at[frame].set(com_wrench(d.xmat[frame].reshape(9), offset_b, f,
                                                                            xp=jnp))
-            return mjx.step(m_j, d.replace(ctrl=row, xfrc_applied=xfrc))
+            return mjx.step(m_j, d.replace(ctrl=row, xfrc_applied=xfrc)), energy, electrical
 
         d0 = ps.data
 
         def one(carry, xs):
-            d, first = carry
+            d, energy, first = carry
             row, i = xs
-            d = engine_step(d, row)
-            seen = (d.qacc[0:6], _mjx_contact_force(m, d, pm.model.geom_bodyid))  # the first step's: at its start
+            d, energy, electrical = engine_step(d, energy, row)
+            # the first step's: at its start (the electrical chain is evaluated before the step)
+            seen = (d.qacc[0:6], _mjx_contact_force(m, d, pm.model.geom_bodyid), electrical)
             first = jax.tree_util.tree_map(lambda a, b: jnp.where(i == 0, b, a), first, seen)
-            return (d, first), None
+            return (d, energy, first), None
 
-        zeros = (jnp.zeros(6, d0.qpos.dtype), jnp.zeros(3, d0.qpos.dtype))
-        (d_end, (acc, contact)), _ = jax.lax.scan(one, (d0, zeros), (ctrl, jnp.arange(ctrl.shape[0])))
+        zeros = (jnp.zeros(6, d0.qpos.dtype), jnp.zeros(3, d0.qpos.dtype), ps.applied.electrical)
+        (d_end, energy, (acc, contact, electrical)), _ = jax.lax.scan(one, (d0, ps.energy, zeros),
+                                                                      (ctrl, jnp.arange(ctrl.shape[0])))
         a, b = _hinge_angles(platform, pm, d0.qpos, ps.alpha, ps.beta, xp=jnp)
-        if servo is not None:  # the motor is the propeller: its speeds are the engine's
+        if servo is not None or electric:  # the motor turns the propeller: its speeds are the engine's
             w_first = self._spin_speed(d0, platform.n_rotors)
             u_first, w = w_first**2, self._spin_speed(d_end, platform.n_rotors)
         applied = PlantOutputs(accel=acc[0:3], angular_accel=acc[3:6], u=u_first,
                                rotor_speed=self._spin_speed(d0, platform.n_rotors), alpha=a, beta=b,
-                               contact_force=contact, motor_speed=w_first)
+                               contact_force=contact, motor_speed=w_first, electrical=electrical)
         moving = dt > 0  # dt = 0 (the last tick): record what is applied, advance nothing
         keep = lambda new, old: jax.tree_util.tree_map(lambda x, y: jnp.where(moving, x, y), new, old)
-        return eqx.tree_at(lambda s: (s.data, s.motor_speed, s.alpha, s.beta, s.applied), ps,
+        return eqx.tree_at(lambda s: (s.data, s.motor_speed, s.alpha, s.beta, s.energy, s.applied), ps,
                            (keep(d_end, d0), keep(w, ps.motor_speed), keep(angles["alpha"], ps.alpha),
-                            keep(angles["beta"], ps.beta), applied))
+                            keep(angles["beta"], ps.beta), keep(energy, ps.energy), applied),
+                           is_leaf=lambda x: x is None)
 
     def read(self, plant_state: MJXPlantState) -> PlantReading:
         ps, pm = plant_state, self.model.value
@@ -463,7 +572,7 @@ class MJXPlant(_PhysicsPlant):
         a, b = _hinge_angles(ps.platform, pm, d.qpos, ps.alpha, ps.beta, xp=jnp)
         state = VehicleState(p=d.qpos[0:3], v=d.qvel[0:3], R=so3.quat_to_rot(d.qpos[3:7]), omega=d.qvel[3:6],
                              rotor_speed=ps.motor_speed, alpha=a.reshape(jnp.shape(ps.alpha)),
-                             beta=b.reshape(jnp.shape(ps.beta)))
+                             beta=b.reshape(jnp.shape(ps.beta)), energy=ps.energy)
         ok = jnp.all(jnp.isfinite(d.qpos)) & jnp.all(jnp.isfinite(d.qvel))
         return PlantReading(state=state, applied=ps.applied, ok=ok)
 
@@ -477,13 +586,15 @@ class MJXPlant(_PhysicsPlant):
 class _HostState:
     """The MuJoCo C plant's state on the host: the engine data (mutated in place by each step), the motor and
     servo model states ``actuators = [motor speeds (n), alpha, beta]``, what was applied at the start of the
-    last interval (``(accel, angular_accel, u, rotor_speed, alpha, beta, contact_force, motor_speed)``,
-    NumPy) and whether the engine stayed healthy."""
+    last interval (``(accel, angular_accel, u, rotor_speed, alpha, beta, contact_force, motor_speed,
+    electrical)``, NumPy), whether the engine stayed healthy and the battery's state ``energy``
+    (``[soc, work (6)]``, NumPy; ``None`` unless the motor draws current)."""
 
-    __slots__ = ("data", "actuators", "applied", "ok", "context")
+    __slots__ = ("data", "actuators", "applied", "ok", "context", "energy")
 
-    def __init__(self, data, actuators, applied, ok, context):
+    def __init__(self, data, actuators, applied, ok, context, energy=None):
         self.data, self.actuators, self.applied, self.ok, self.context = data, actuators, applied, ok, context
+        self.energy = energy
 
 
 def contact_force(model: mujoco.MjModel, data: mujoco.MjData) -> np.ndarray:
@@ -551,6 +662,56 @@ class _HostPropeller:
             np.negative(self.lim, out=self.lower, where=self.neg)
 
 
+class _HostElectric:
+    """The C engine's propellers turned by a motor that draws current, per engine step: :func:`electric_engine_step`
+    compiled once per flight as a function of one flat vector (``[qvel_spin (n), u_cmd (n), soc, work (6)]`` ->
+    ``[u (n), hinge torque (n), soc, work (6), electrical]``), called before each ``mj_step``; the engine's
+    thrust inputs and hinge torques are set in place.
+    """
+
+    __slots__ = ("fn", "n", "dof", "ctrl_u", "ctrl_spin", "dtype")
+
+    def __init__(self, pm, platform: Platform, motor, dtype):
+        n = platform.n_rotors
+        sign = jnp.asarray(pm.spin_sign, dtype)
+        h = pm.options.timestep
+
+        def one(x):
+            energy = EnergyState(soc=x[2 * n], work=x[2 * n + 1:2 * n + 7])
+            torque, u, e, out = electric_engine_step(platform, motor, sign, x[:n], x[n:2 * n], energy, h)
+            return jnp.concatenate([u, torque, e.soc[None], e.work, out.motor_current, out.motor_voltage,
+                                    jnp.stack([out.battery_current, out.terminal_voltage, out.ocv]),
+                                    out.limited.astype(x.dtype)])
+
+        self.fn = jax.jit(one).lower(jax.ShapeDtypeStruct((2 * n + 7,), dtype)).compile()
+        self.n, self.dof, self.ctrl_u, self.ctrl_spin = n, np.asarray(pm.spin_qvel, dtype=int), pm.ctrl_u, pm.ctrl_spin
+        self.dtype = np.dtype(dtype)
+
+    def evaluate(self, qvel, u_cmd, energy):
+        """``(u (n,), hinge torque (n,), energy_next (7,), electrical (flat))`` at these values."""
+        n = self.n
+        y = np.asarray(self.fn(np.concatenate([qvel, u_cmd, energy]).astype(self.dtype, copy=False)), dtype=float)
+        return y[:n], y[n:2 * n], y[2 * n:2 * n + 7], y[2 * n + 7:]
+
+    def step(self, d, energy):
+        """Set the engine's thrust inputs and hinge torques (the spin controls hold ``u_cmd``) for the step from
+        ``d`` and return ``(energy_next, electrical)``."""
+        u, torque, e, out = self.evaluate(d.qvel[self.dof], d.ctrl[self.ctrl_spin], energy)
+        d.ctrl[self.ctrl_u] = u
+        d.ctrl[self.ctrl_spin] = torque
+        return e, out
+
+    def outputs(self, flat) -> ElectricOutputs:
+        """The :class:`~jaxrotor.electrical.ElectricOutputs` of a flat ``electrical`` vector (NumPy)."""
+        n = self.n
+        return ElectricOutputs(motor_current=flat[:n], motor_voltage=flat[n:2 * n], battery_current=flat[2 * n],
+                               terminal_voltage=flat[2 * n + 1], ocv=flat[2 * n + 2], limited=flat[2 * n + 3:] > 0.5)
+
+
+def _energy_vector(energy: EnergyState) -> np.ndarray:
+    return np.concatenate([np.atleast_1d(np.asarray(energy.soc, dtype=float)), np.asarray(energy.work, dtype=float)])
+
+
 def _quat_to_rot(q: np.ndarray) -> np.ndarray:
     """:func:`jaxrotor.so3.quat_to_rot` in NumPy (the host plant's reading)."""
     q = q / np.linalg.norm(q)
@@ -587,11 +748,13 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
         pm = plant.model.value
         m = pm.model
         servo = propeller_servo(pm, platform, flight.actuators, xp=np)
-        if servo is not None:  # the propellers are the motor: this flight's servo gains on its own copy of the model
+        drive = spin_actuators(pm, platform, flight.actuators, xp=np)
+        if drive is not None:  # the hinge actuators this flight's motor needs, on its own copy of the model
             m = copy.copy(m)
-            m.actuator_gainprm[pm.ctrl_spin, 0] = servo.gain
-            m.actuator_biasprm[pm.ctrl_spin, 2] = -servo.gain
-            if servo.torque_max is not None:
+            m.actuator_gainprm[pm.ctrl_spin, 0] = drive[0]
+            m.actuator_biasprm[pm.ctrl_spin, 2] = drive[1]
+            m.actuator_biastype[pm.ctrl_spin] = mujoco.mjtBias.mjBIAS_AFFINE
+            if servo is not None and servo.torque_max is not None:
                 m.actuator_forcelimited[pm.ctrl_spin] = 1
         d = mujoco.MjData(m)
         s0 = jax.tree_util.tree_map(lambda a: np.asarray(a, dtype=float), flight.initial_state(platform))
@@ -618,12 +781,18 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
                        b_shape=b_shape, servo_ff=[(pm.ctrl_tilt[key], pm.tilt_qvel[key],
                                                   np.array(m.actuator_gainprm[pm.ctrl_tilt[key], 0]))
                                                  for key in pm.ctrl_tilt], model=m,
-                       propeller=None if servo is None else _HostPropeller(pm, m, d, servo))
+                       propeller=None if servo is None else _HostPropeller(pm, m, d, servo),
+                       electric=None)
+        energy = electrical = None
+        if drives_by_current(pm, flight.actuators):  # the battery's state, and the chain at the held hover command
+            elec = context["electric"] = _HostElectric(pm, platform, flight.actuators.motor, platform.mass.dtype)
+            energy = _energy_vector(s0.energy)
+            electrical = elec.outputs(elec.evaluate(d.qvel[pm.spin_qvel], s0.rotor_speed**2, energy)[3])
         a, b = _hinge_angles(platform, pm, d.qpos, np.asarray(s0.alpha), np.asarray(s0.beta))
         applied = (d.qacc[0:3].copy(), d.qacc[3:6].copy(), s0.rotor_speed**2, _host_spin_speed(pm, d, n), a, b,
-                   contact_force(m, d), s0.rotor_speed)
+                   contact_force(m, d), s0.rotor_speed, electrical)
         actuators = np.concatenate([s0.rotor_speed, np.ravel(s0.alpha), np.ravel(s0.beta)])
-        return _HostState(d, actuators, applied, True, context)
+        return _HostState(d, actuators, applied, True, context, energy)
 
     def controller_platform(self, platform, plant_state):
         pm = plant_state.context["pm"]
@@ -656,7 +825,8 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
     def advance(self, plant_state: _HostState, drive, dt) -> _HostState:
         ps, c = plant_state, plant_state.context
         pm, d = c["pm"], plant_state.data
-        m, prop = c["model"], c["propeller"]
+        m, prop, elec = c["model"], c["propeller"], c["electric"]
+        energy, electrical = ps.energy, None
         k, nu, (n, na, nb) = c["k"], c["nu"], c["sizes"]
         ctrl = drive[:k * nu].reshape(k, nu)
         rest = drive[k * nu:]
@@ -672,6 +842,10 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
             d.ctrl[:] = row
             if prop is not None:  # the propellers are the motor: u_i = qvel_i^2 at the step's start
                 prop.step()
+            if elec is not None:  # the motor's torque and the battery from the propeller's speed at the step's start
+                energy_next, out = elec.step(d, energy)
+                electrical = out if j == 0 else electrical
+                energy = energy_next if dt > 0 else energy
             for sl, dof, kp in c["servo_ff"]:
                 d.ctrl[sl] = row[sl] + hinge_load(d.qfrc_bias, d.qfrc_actuator, d.actuator_force, sl, dof) / kp
             if wind is not None:  # the drag follows the engine's velocity at every step
@@ -684,36 +858,42 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
             if j == 0:
                 record = (d.qacc[0:6].copy(), contact_force(m, d))
         act = rest[:n + na + nb] if dt > 0 else ps.actuators
-        if prop is not None:  # the motor's speeds are the propellers'
+        if prop is not None or elec is not None:  # the motor turns the propellers: its speeds are theirs
             u_first, w_first = speed_now**2, speed_now
             act = act.copy()
             act[:n] = _host_spin_speed(pm, d, n)
-        applied = (record[0][0:3], record[0][3:6], u_first, speed_now, a_now, b_now, record[1], w_first)
+        applied = (record[0][0:3], record[0][3:6], u_first, speed_now, a_now, b_now, record[1], w_first,
+                   None if elec is None else elec.outputs(electrical))
         ok = d.warning[mujoco.mjtWarning.mjWARN_BADQACC].number == 0
-        return _HostState(d, act, applied, ok, c)
+        return _HostState(d, act, applied, ok, c, energy)
 
 
 
     def state_vector(self, plant_state: _HostState):
         d = plant_state.data
         a, b = _host_angles(plant_state)
+        energy = () if plant_state.energy is None else (plant_state.energy,)
         return np.concatenate([d.qpos[0:7], d.qvel[0:6], plant_state.actuators[:plant_state.context["n"]],
-                               np.ravel(a), np.ravel(b)])
+                               np.ravel(a), np.ravel(b), *energy])
 
     def state_from_vector(self, plant_state: _HostState, x):
         c = plant_state.context
         n, na, nb = c["sizes"]
+        end = 13 + n + na + nb
+        energy = None if plant_state.energy is None else EnergyState(soc=x[end], work=x[end + 1:end + 7])
         return VehicleState(p=x[0:3], v=x[7:10], R=so3.quat_to_rot(x[3:7]), omega=x[10:13], rotor_speed=x[13:13 + n],
                             alpha=x[13 + n:13 + n + na].reshape(c["a_shape"]),
-                            beta=x[13 + n + na:13 + n + na + nb].reshape(c["b_shape"]))
+                            beta=x[13 + n + na:end].reshape(c["b_shape"]), energy=energy)
 
     def read(self, plant_state: _HostState) -> PlantReading:
         ps = plant_state
         d = ps.data
         a, b = _host_angles(ps)
         n = ps.context["n"]
+        energy = None if ps.energy is None else EnergyState(soc=ps.energy[0], work=ps.energy[1:].copy())
         state = VehicleState(p=d.qpos[0:3].copy(), v=d.qvel[0:3].copy(), R=_quat_to_rot(d.qpos[3:7].copy()),
                              omega=d.qvel[3:6].copy(), rotor_speed=ps.actuators[:n].copy(), alpha=np.asarray(a),
-                             beta=np.asarray(b))
-        names = ("accel", "angular_accel", "u", "rotor_speed", "alpha", "beta", "contact_force", "motor_speed")
+                             beta=np.asarray(b), energy=energy)
+        names = ("accel", "angular_accel", "u", "rotor_speed", "alpha", "beta", "contact_force", "motor_speed",
+                 "electrical")
         return PlantReading(state=state, applied=PlantOutputs(**dict(zip(names, ps.applied))), ok=np.asarray(ps.ok))
