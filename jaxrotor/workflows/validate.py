@@ -49,6 +49,20 @@ VALIDATION_KEYS = ("label", "mae_position_analytic", "mae_position_physics", "ma
                    "verdict_analytic", "verdict_physics", "layer_mismatch")
 
 
+def _electrical_lines(m_ana: dict, m_phys: dict) -> list[str]:
+    """The electrical metrics of both layers side by side (battery energy, profile endurance, end state of charge,
+    mean motor current) with the physics layer's relative difference; empty for a flight without the battery."""
+    if "energy_wh" not in m_ana or "energy_wh" not in m_phys:
+        return []
+    out = []
+    for title, key, unit in (("battery energy", "energy_wh", "Wh"), ("endurance (profile)", "endurance_profile_s", "s"),
+                             ("state of charge at end", "soc_end", ""), ("motor current mean", "motor_current_mean", "A")):
+        a, p = float(m_ana[key]), float(m_phys[key])
+        out.append(f"{title}: analytic {a:.6g} {unit}, physics {p:.6g} {unit} ({(p - a) / abs(a):+.2e} relative)"
+                   .replace("  ", " "))
+    return out
+
+
 def output_dir(config: FlightConfig, out_dir: str | Path | None = None) -> Path:
     """Where :func:`validate` writes: ``out_dir``, or ``./jaxrotor-out/<name>-validation/``."""
     return Path(out_dir) if out_dir is not None else Path("jaxrotor-out") / f"{config.name}-validation"
@@ -177,6 +191,8 @@ def validate(config: FlightConfig, out_dir: str | Path | None = None, settings: 
              f"[{row['min_physics']:.4f}, {row['max_physics']:.4f}] rad, max |Δ{key}| = {row['max_abs_difference']:.3e} "
              f"rad, max rate {row['rate_max_analytic']:.3f} / {row['rate_max_physics']:.3f} rad/s")
     echo(f"max |p^p - p^a| = {result['max_position_difference']:.3e} m")
+    for line in _electrical_lines(result["metrics_analytic"], result["metrics_physics"]):
+        echo(line)
     echo(f"physics model: m = {pm.mass:.4f} kg, J = diag({', '.join(f'{v:.5f}' for v in np.diag(pm.inertia))}) kg m^2")
     if mismatch["line"]:
         echo(mismatch["line"])

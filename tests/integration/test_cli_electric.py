@@ -43,3 +43,16 @@ def test_electric_hover_contract_flies_as_written(tmp_path):
     assert m["endurance_hover_s"] == pytest.approx(float(E.endurance_hover(cfg.platform)), rel=1e-12)
     assert 10 * 60 < m["endurance_hover_s"] < 30 * 60 and math.isfinite(m["endurance_profile_s"])
     assert 0.5 < m["figure_of_merit"] < 0.8
+
+
+def test_validate_compares_the_battery_on_both_layers(tmp_path):
+    """`jaxrotor validate` flies the electric hover on both layers and prints their battery energy side by side:
+    in steady hover the two layers' energy and endurance agree to 1e-6."""
+    res = CliRunner().invoke(main, ["validate", str(CONTRACT), "--out", str(tmp_path), "--t1", "1.0", "--no-figures"])
+    assert res.exit_code == 0, res.output
+    line = next(s for s in res.output.splitlines() if s.startswith("battery energy: analytic"))
+    assert float(line.split("(")[1].split()[0]) == pytest.approx(0.0, abs=1e-6)
+    v = json.loads((tmp_path / "validation.json").read_text())
+    a, p = v["metrics_analytic"], v["metrics_physics"]
+    for key in ("energy_wh", "endurance_profile_s", "soc_end", "motor_current_mean"):
+        assert p[key] == pytest.approx(a[key], rel=1e-6), key
