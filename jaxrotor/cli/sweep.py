@@ -23,7 +23,8 @@ def sweep(config: str, out_dir: str | None, no_progress: bool, float32: bool, t1
           distributed: bool) -> None:
     """Fly CONFIG (a flight TOML with a [sweep] table, see configs/sweep_tilt.toml) at every sweep point.
 
-    Writes sweep.csv (parameters, every flight metric, diverged, verdict), the figures
+    Writes sweep.csv (parameters, every flight metric, the objective and its terms'
+    measures when CONFIG has [objective.*] tables, diverged, verdict), the figures
     (metric against the parameter, or a heat map over two parameters) and
     chunks/ (finished chunks; a rerun skips them). Each row's verdict is ok or the
     reasons raised for that point joined by ';' (diverged, lost_tracking,

@@ -32,6 +32,14 @@ then be a design term (``needs_flight`` false, e.g. ``volume_above_hover``), the
 flight tables are refused, and the :class:`~jaxrotor.optimize.Design` has
 ``controller = None`` and ``flight = None`` (``configs/optimize_polytope.toml``).
 
+Every ``[objective.<name>]`` term is checked against the design when the file is read
+(:meth:`~jaxrotor.optimize.objectives.AbstractTerm.check`): ``[objective.payload_capacity]`` for a
+vehicle without a battery, or ``[objective.peak_current]`` for a flight whose motor draws no current,
+is refused there, naming the table and the fix. The electrical terms (``endurance``, ``energy`` with
+``source = "battery"``, ``peak_current``, ``payload_capacity``) are in
+:mod:`jaxrotor.optimize.electrical_terms`; :func:`objective_from_table` is the same reading for
+``jaxrotor sweep``'s objective columns.
+
 Every mistake raises a :class:`~jaxrotor.io.toml.ConfigError` naming the file, the
 key, the value and the fix. The runaway limits (``max_position``, ``max_speed``,
 ``max_rate``) live in ``[flight]``; in ``[optimize]`` they are refused with that fix.
@@ -65,7 +73,7 @@ from .config import from_dict as flight_from_dict
 from .platform_table import platform_from_table
 from .toml import Table, read_toml
 
-__all__ = ["OptimizationConfig", "Optimizer", "OPTIMIZERS", "from_dict", "load"]
+__all__ = ["OptimizationConfig", "Optimizer", "OPTIMIZERS", "from_dict", "load", "objective_from_table"]
 
 
 class Optimizer(eqx.Module):
@@ -198,8 +206,9 @@ def _parameters_from(t: Table, design):
         raise t.error(f"[parameters]: {err}") from None
 
 
-def _objective_from(t: Table):
-
+def _terms_from(t: Table) -> list[tuple[str, Table, Any]]:
+    """``[(name, table, term)]`` of the ``[objective.<name>]`` tables: each registered term with its options,
+    weighted or bounded (``weight``, ``at_least``, ``at_most``, ``penalty``); not yet checked against a design."""
     terms = []
     registered = registry.kinds("objective")
     for name, sub in t.data.items():
@@ -217,15 +226,39 @@ def _objective_from(t: Table):
         term = st.build_kind(registered[name])  # the term's own options (declared next to its class)
         try:
             if lower is None and upper is None:
-                terms.append(ob.Weighted(term, weight))
+                terms.append((name, st, ob.Weighted(term, weight)))
             else:
-                terms.append(ob.Constrained(term, weight=weight, lower=-math.inf if lower is None else lower,
-                                            upper=math.inf if upper is None else upper, penalty=penalty))
+                terms.append((name, st, ob.Constrained(term, weight=weight, lower=-math.inf if lower is None else lower,
+                                                       upper=math.inf if upper is None else upper, penalty=penalty)))
         except ValueError as err:
             raise st.error(f"[objective.{name}]: {err}") from None
     if not terms:
         raise t.error("table [objective] is empty. Fix: add e.g. [objective.tracking] with weight = 1.0.")
-    return terms[0] if len(terms) == 1 else ob.Sum(terms)
+    return terms
+
+
+def _checked(terms: list[tuple[str, Table, Any]], design):
+    """The terms' sum (or the one term), each checked against ``design`` (:meth:`AbstractTerm.check`: a term
+    that reads a battery, an electric flight, ... the design lacks is refused here, naming its table)."""
+    for name, st, term in terms:
+        try:
+            term.check(design)
+        except ValueError as err:
+            raise st.error(f"[objective.{name}]: {err}") from None
+    return terms[0][2] if len(terms) == 1 else ob.Sum([term for _, _, term in terms])
+
+
+def objective_from_table(t: Table, design):
+    """The objective of an ``[objective]`` table (the module docstring) for ``design``: one term or their
+    :class:`~jaxrotor.optimize.objectives.Sum`, every term checked against ``design``.
+
+    Also what ``jaxrotor sweep`` reads to report objective columns (:mod:`jaxrotor.workflows.sweep`).
+
+    Raises:
+        ConfigError: an unknown term, a bad option, or a term that needs what ``design`` lacks
+            (e.g. ``[objective.payload_capacity]`` for a vehicle without a battery), with the fix.
+    """
+    return _checked(_terms_from(t), design)
 
 
 def from_dict(data: Mapping[str, Any], source: str = "<dict>", base_dir: Path | None = None,
@@ -242,34 +275,36 @@ def from_dict(data: Mapping[str, Any], source: str = "<dict>", base_dir: Path | 
     top = Table(data, source, "")
     own = {k: top.table(k) for k in _OWN_TABLES if k in data}
     flight_data = {k: v for k, v in data.items() if k not in _OWN_TABLES}
+    terms = _terms_from(own["objective"]) if "objective" in own else None
     if "reference" not in data and kind == "optimize":
-        conf = _design_only(top, own, flight_data, source)
-        return _finish(top, own, conf, Design(conf.platform, None, None), source, kind)
+        conf = _design_only(top, terms, flight_data, source)
+        return _finish(top, own, terms, conf, Design(conf.platform, None, None), source, kind)
     conf = flight_from_dict(flight_data, source, base_dir)
     if conf.flight.integrator.adaptive:
         raise top.error("key `solver.adaptive` = true is invalid here: gradients are taken through fixed-step "
                         "solves. Fix: set adaptive = false and dt (e.g. 0.01) in [solver].")
     if conf.compare is not None:
         raise top.fail("compare", data.get("compare"), f"{kind} flies one flight", "remove it")
-    return _finish(top, own, conf, Design(conf.platform, conf.controller, conf.flight), source, kind)
+    return _finish(top, own, terms, conf, Design(conf.platform, conf.controller, conf.flight), source, kind)
 
 
 #: Tables that describe a flight; a design-only problem (no ``[reference]``) may not have them.
 _FLIGHT_ONLY_TABLES = ("controller", "allocator", "actuators", "solver", "flight", "compare")
 
 
-def _design_only(top: Table, own: dict, flight_data: Mapping[str, Any], source: str) -> FlightConfig:
+def _design_only(top: Table, terms, flight_data: Mapping[str, Any], source: str) -> FlightConfig:
     """The :class:`FlightConfig` (platform only, ``flight = None``) of a problem without ``[reference]``.
 
-    Allowed only when every ``[objective]`` term is a design term (``needs_flight`` false).
+    Allowed only when every ``[objective]`` term is a design term (``needs_flight`` false; a term whose
+    options decide it, e.g. ``endurance`` with ``mode``, as built).
     """
-    flying = sorted(k for k in ob.TERMS if k in (own["objective"].data if "objective" in own else {})
-                    and ob.TERMS[k].needs_flight)
-    if "objective" not in own or flying:
+    flying = sorted(name for name, _, term in terms or () if term.needs_flight)
+    if terms is None or flying:
         what = f"the objective term(s) {', '.join(flying)} need a flight" if flying else "there is no [objective]"
+        design_terms = [k for k, c in ob.TERMS.items() if c.needs_flight is not True]  # a property: per instance
         raise top.error(f"missing table `[reference]`: {what}. Fix: add [reference] (and [solver] with "
                         "adaptive = false) to fly the design, or use only design terms "
-                        f"({', '.join(k for k, c in ob.TERMS.items() if not c.needs_flight)}).")
+                        f"({', '.join(design_terms)}).")
     extra = sorted(k for k in _FLIGHT_ONLY_TABLES if k in flight_data)
     if extra:
         raise top.error(f"table(s) {', '.join(f'[{k}]' for k in extra)} describe a flight, but this design-only "
@@ -289,9 +324,10 @@ def _design_only(top: Table, own: dict, flight_data: Mapping[str, Any], source: 
                         raw=dict(flight_data))
 
 
-def _finish(top: Table, own: dict, conf: FlightConfig, design: Design, source: str, kind: str
+def _finish(top: Table, own: dict, terms, conf: FlightConfig, design: Design, source: str, kind: str
             ) -> OptimizationConfig:
-    """Read ``[parameters]``, ``[objective]`` and ``[optimize]`` for ``design`` and build the configuration."""
+    """Read ``[parameters]`` and ``[optimize]``, check the ``[objective]`` ``terms`` against ``design`` and build
+    the configuration."""
     if "parameters" in own:
         parameters = _parameters_from(own["parameters"], design)
     elif kind == "tune":
@@ -299,8 +335,8 @@ def _finish(top: Table, own: dict, conf: FlightConfig, design: Design, source: s
     else:
         raise top.error("missing table [parameters]. Fix: name what to optimise, e.g. [parameters.\"platform.alpha\"] "
                         "with transform = \"interval\", lower = 0.0, upper = 1.2.")
-    if "objective" in own:
-        objective = _objective_from(own["objective"])
+    if terms is not None:
+        objective = _checked(terms, design)
     elif kind == "tune":
         objective = ob.Weighted(ob.Tracking("rmse"), 1.0)
     else:

@@ -16,13 +16,13 @@ from jax import Array
 from jaxtyping import Float
 
 from .._util import as_float
-from ..metrics import (effort_ratio, mean_norm, orientation_error, position_error, reference_orientation_error,
-                       reference_power, rms_norm, rotor_power, speed_margin)
+from ..metrics import (effort_ratio, electrical_metrics, mean_norm, orientation_error, position_error,
+                       reference_orientation_error, reference_power, rms_norm, rotor_power, speed_margin)
 from ..numerics import time_mean
 from ..registry import Option, register
 from .terms import AbstractFlightTerm
 
-__all__ = ["ATTITUDES", "Tracking", "Effort", "Energy", "SaturationMargin", "WrenchShortfall"]
+__all__ = ["ATTITUDES", "ENERGY_SOURCES", "Tracking", "Effort", "Energy", "SaturationMargin", "WrenchShortfall"]
 
 #: What the tracking term's attitude error is measured against (``[objective.tracking] attitude``).
 ATTITUDES = ("commanded", "reference")
@@ -100,25 +100,66 @@ class Effort(AbstractFlightTerm):
         return effort_ratio(traj, design.platform)
 
 
-@register("objective", "energy", options={
-    "normalize": Option(bool, doc="divide by the flat design's hover power (else watts)")})
-class Energy(AbstractFlightTerm):
-    """Power proxy ``mean_t sum_i c_tau,i |omega_i|^3`` (:func:`~jaxrotor.metrics.rotor_power`).
+#: What :class:`Energy` measures (``[objective.energy] source``).
+ENERGY_SOURCES = ("rotor", "battery")
 
-    With ``normalize=True`` (default) divided by :func:`~jaxrotor.metrics.reference_power`,
-    so a flat design hovering scores 1 and a tilted one about ``eta^(-3/2)`` (the
-    ``power_ratio`` of :func:`jaxrotor.metrics.flight_metrics`); otherwise the mean power in watts.
+
+@register("objective", "energy", options={
+    "normalize": Option(bool, doc="source rotor: divide by the flat design's hover power (default true, else watts); "
+                        "source battery: divide by the pack's nominal energy (default false: Wh)"),
+    "source": Option(str, choices=ENERGY_SOURCES, doc="rotor: the power proxy sum_i c_tau,i |omega_i|^3; battery: "
+                     "the energy drawn from the battery (an electric flight)")})
+class Energy(AbstractFlightTerm):
+    """Energy of the flight: the rotors' power proxy (``source="rotor"``, default) or the battery's energy.
+
+    ``source="rotor"``: ``mean_t sum_i c_tau,i |omega_i|^3`` (:func:`~jaxrotor.metrics.rotor_power`),
+    with ``normalize=True`` (its default) divided by :func:`~jaxrotor.metrics.reference_power`, so a
+    flat design hovering scores 1 and a tilted one about ``eta^(-3/2)`` (the ``power_ratio`` of
+    :func:`jaxrotor.metrics.flight_metrics`); otherwise the mean power in watts.
+
+    ``source="battery"``: the energy the battery delivers at its terminals over the flight,
+    ``int V_t I_b dt`` [Wh] (``energy_wh`` of :func:`jaxrotor.metrics.electrical_metrics`, exact to
+    the plant's integrator); with ``normalize=True`` divided by the pack's nominal energy
+    ``cells x 3.7 V x capacity`` [Wh] (a fraction of the pack). Needs an electric flight
+    (``[actuators.motor] kind = "electric"``, a platform from parts with a motor ``kv`` and a battery);
+    named ``battery_energy`` in breakdowns.
 
     Attributes:
-        normalize: static flag.
+        normalize: static flag (``None`` at construction: true for the rotor source, false for the battery).
+        source: ``"rotor"`` or ``"battery"`` (static).
     """
 
     normalize: bool = eqx.field(static=True, default=True)
+    source: str = eqx.field(static=True, default="rotor")
     sense: ClassVar[int] = 1
-    name: ClassVar[str] = "energy"
+
+    def __init__(self, normalize: bool | None = None, source: str = "rotor"):
+        if source not in ENERGY_SOURCES:
+            raise ValueError(f"Energy parameter `source` = {source!r} is invalid. Fix: use 'rotor' (the power proxy) "
+                             "or 'battery' (the battery's energy, an electric flight).")
+        self.source = source
+        self.normalize = (source == "rotor") if normalize is None else bool(normalize)
+
+    @property
+    def name(self) -> str:
+        """``energy`` (rotor) or ``battery_energy``."""
+        return "energy" if self.source == "rotor" else "battery_energy"
+
+    def check(self, design) -> None:
+        """The battery source needs parts with a motor ``kv`` and a battery and an electric flight."""
+        if self.source == "battery":
+            from .electrical_terms import check_electric_flight  # here: the electrical kinds register after these
+
+            check_electric_flight(design, "energy", "the battery's energy (source = \"battery\")")
 
     def measure(self, design, traj=None) -> Float[Array, ""]:
-        """``()`` dimensionless (or [W])."""
+        """``()`` dimensionless (or [W]); the battery source [Wh] (or a fraction of the pack)."""
+        if self.source == "battery":
+            wh = electrical_metrics(traj, design.platform).energy_wh
+            if not self.normalize:
+                return wh
+            b = design.platform.parts.battery
+            return wh / (b.nominal_voltage * b.capacity_mah / 1000.0).astype(wh.dtype)
         mean = time_mean(traj.t, rotor_power(traj, design.platform.c_tau))
         return mean / reference_power(design.platform) if self.normalize else mean
 

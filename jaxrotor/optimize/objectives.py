@@ -27,7 +27,8 @@ means; every formula lives in :mod:`jaxrotor.metrics`):
                            plus optionally the same of ``e_R`` [rad] (eq. 15)
 :class:`Effort`            :func:`~jaxrotor.metrics.effort_ratio` ``mean_t sum_i c_f,i |u_i| / W``
 :class:`Energy`            ``mean_t`` :func:`~jaxrotor.metrics.rotor_power` ``/``
-                           :func:`~jaxrotor.metrics.reference_power` (``normalize=False``: [W])
+                           :func:`~jaxrotor.metrics.reference_power` (``normalize=False``: [W]);
+                           ``source="battery"``: ``int V_t I_b dt`` [Wh] of an electric flight
 :class:`SaturationMargin`  ``mean_t sum_i relu(b - m_i)^2 / b^2``, ``m_i`` the
                            :func:`~jaxrotor.metrics.speed_margin` of rotor ``i``, ``b = 1 - threshold``
 :class:`WrenchShortfall`   ``mean_t |S (w_achieved - w_requested)|^2``,
@@ -40,6 +41,13 @@ force-polytope measures :class:`ZeroMomentVolume`, :class:`HoverSectionArea`,
 :class:`VolumeAboveHover` (exact volumes and area of the zero-moment force set), and
 :class:`StabilityMargin` (the smooth margin of the closed loop linearised about hover: it reads the
 design's controller and flight but flies nothing; ``docs/stability.md``).
+
+Electrical terms (a vehicle from parts with a motor ``kv`` and a battery; ``docs/energy.md``):
+:class:`Endurance` [s] (hover endurance, or with ``mode="profile"`` the flown profile's, maximised),
+:class:`PeakCurrent` [A] (a log-sum-exp soft maximum of the motor currents of an electric flight) and
+:class:`PayloadCapacity` [kg] (the payload at a thrust-to-weight margin, maximised), in
+:mod:`jaxrotor.optimize.electrical_terms`; the battery's energy is :class:`Energy` with ``source="battery"``.
+Every term's :meth:`~AbstractTerm.check` refuses a design that lacks what the term reads.
 
 Why tilt needs these terms: with the exact pseudo-inverse allocation, no input
 bounds and ideal motors, the delivered wrench ``G G^+ w`` equals the commanded
@@ -63,7 +71,8 @@ gradient, so one diverging member never poisons a ``vmap``-ed batch.
 
 Where the code lives: the interface and the composites in :mod:`jaxrotor.optimize.terms`,
 the flight terms in :mod:`jaxrotor.optimize.flight_terms`, the design terms in
-:mod:`jaxrotor.optimize.design_terms`; every name is importable from here.
+:mod:`jaxrotor.optimize.design_terms`, the electrical ones in :mod:`jaxrotor.optimize.electrical_terms`;
+every name is importable from here.
 """
 
 from __future__ import annotations
@@ -99,6 +108,9 @@ from .design_terms import RotorLossMargin as RotorLossMargin
 from .design_terms import StabilityMargin as StabilityMargin
 from .design_terms import VolumeAboveHover as VolumeAboveHover
 from .design_terms import ZeroMomentVolume as ZeroMomentVolume
+from .electrical_terms import Endurance as Endurance
+from .electrical_terms import PayloadCapacity as PayloadCapacity
+from .electrical_terms import PeakCurrent as PeakCurrent
 
 __all__ = [
     "AbstractTerm",
@@ -127,6 +139,9 @@ __all__ = [
     "HoverSectionArea",
     "VolumeAboveHover",
     "StabilityMargin",
+    "Endurance",
+    "PeakCurrent",
+    "PayloadCapacity",
     "rotor_loss_margin",
     "TERMS",
 ]

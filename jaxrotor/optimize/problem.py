@@ -164,6 +164,7 @@ class DesignProblem(AbstractProblem):
             raise ValueError(f"DesignProblem: the objective `{self.objective.name}` needs a flight but "
                              "`design.flight` is None. Fix: build Design(platform, controller, "
                              "jaxrotor.flight.Flight(reference, integrator=Integrator(adaptive=False, dt=0.01))).")
+        self.objective.check(self.design)  # a term missing what it reads (e.g. a battery) says so here
         if not self.divergence_penalty > 0:
             raise ValueError(f"DesignProblem parameter `divergence_penalty` = {self.divergence_penalty!r} is invalid. "
                              "Fix: pass a positive loss for diverged flights, e.g. 1e3.")

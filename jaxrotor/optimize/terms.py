@@ -85,6 +85,15 @@ class AbstractTerm(eqx.Module):
     def summands(self) -> tuple["AbstractTerm", ...]:
         """The terms this one adds up (``(self,)`` unless it is a :class:`Sum`); ``+`` concatenates them."""
 
+    def check(self, design) -> None:
+        """Refuse, before anything is traced, a design this term cannot measure (raise ``ValueError`` naming the
+        missing parameter and the fix); a term that reads everything any design has does nothing (the default).
+
+        The TOML loaders call it at load time and :class:`~jaxrotor.optimize.DesignProblem` when it is built;
+        composites check every term inside.
+        """
+        del design
+
     def __call__(self, design, traj=None) -> Float[Array, ""]:
         """Cost ``()`` (lower is better): the first element of :meth:`evaluate`."""
         return self.evaluate(design, traj)[0]
@@ -173,6 +182,10 @@ class AbstractWrapperTerm(AbstractTerm):
         """The inner term's."""
         return self.term.name
 
+    def check(self, design) -> None:
+        """The inner term's :meth:`~AbstractTerm.check`."""
+        self.term.check(design)
+
 
 class Weighted(AbstractWrapperTerm):
     """``weight * term`` (cost). ``weight`` is an array leaf (differentiable, vmappable).
@@ -233,6 +246,11 @@ class Sum(AbstractTerm):
         results = [t.evaluate(design, traj) for t in self.terms]
         cost = sum(c for c, _ in results)
         return cost, _unique_names([kv for _, parts in results for kv in parts.items()])
+
+    def check(self, design) -> None:
+        """Every term's :meth:`~AbstractTerm.check`."""
+        for t in self.terms:
+            t.check(design)
 
     def leaves(self):
         """Every term's leaves, in order."""

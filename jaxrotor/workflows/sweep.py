@@ -18,6 +18,9 @@ paths as ``[parameters]`` of ``jaxrotor optimize``
     upper = 1.0
     points = 20                           # grid only
 
+    [objective.endurance]                 # optional: objective terms reported as columns, the same
+    mode = "profile"                      # [objective.<name>] tables as jaxrotor optimize / tune
+
 :func:`load_sweep` reads and checks everything before anything is compiled (unknown
 path, ``lower > upper``, zero points, a chunk whose estimated memory exceeds what the
 device has: each a :class:`~jaxrotor.io.toml.ConfigError` naming the key, the value and
@@ -28,7 +31,11 @@ writes each finished chunk to ``OUT/chunks/chunk_NNNNN.npz`` (a rerun skips the 
 whose file holds the same points) and finally ``OUT/sweep.csv``: one row per point with
 its parameters, every metric of :func:`jaxrotor.metrics.flight_metrics`
 (:meth:`~jaxrotor.metrics.FlightMetrics.to_dict` keys; a ``(3,)`` metric gives
-columns ``name[0..2]``), ``diverged`` and ``verdict``: ``ok`` or the raised reasons
+columns ``name[0..2]``; a flight with an electric motor adds the electrical metrics,
+:data:`~jaxrotor.metrics.ELECTRICAL_KEYS`), with ``[objective.*]`` tables the objective's
+cost ``objective`` and every term's measure ``objective.<name>`` (e.g.
+``objective.endurance`` [s], :mod:`jaxrotor.io.optimize_config`; ``metric`` may name these
+columns), ``diverged`` and ``verdict``: ``ok`` or the raised reasons
 joined by ``;`` (:mod:`jaxrotor.verdict` with the flight's ``[flight]`` thresholds; the
 reasons measured in flight, ``diverged``, ``lost_tracking``, ``saturated``: the
 linearised stability and the hover feasibility are a design's, reported by
@@ -48,6 +55,7 @@ import math
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import equinox as eqx
 import jax
@@ -60,7 +68,7 @@ from ..loop import fly
 from ..io.config import FlightConfig
 from ..io.config import from_dict as flight_from_dict
 from ..io.toml import Table, read_toml
-from ..metrics import FlightMetrics, flight_metrics
+from ..metrics import ELECTRICAL_KEYS, ElectricalMetrics, FlightMetrics, flight_metrics
 from ..optimize.parameters import Parameters, rederive
 from ..optimize.problem import Design
 from ..verdict import VerdictMeasures, VerdictThresholds, decide, verdict_measures
@@ -74,6 +82,7 @@ __all__ = [
     "load_sweep",
     "loads_sweep",
     "metric_columns",
+    "objective_columns",
     "run_sweep",
     "sweep_from_dict",
     "sweep_points",
@@ -150,9 +159,11 @@ class SweepConfig:
         flight_config: the :class:`~jaxrotor.io.config.FlightConfig` flown at every point.
         spec: the :class:`SweepSpec`.
         chunk: members per compiled call.
-        metric: the metric drawn in the figures (a :class:`~jaxrotor.metrics.FlightMetrics` field).
+        metric: the metric drawn in the figures (a :class:`~jaxrotor.metrics.FlightMetrics` field, an electrical
+            metric of an electric flight, or an objective column).
         source: where it came from.
         runner: the :class:`SweepRunner` built (and checked) at load time.
+        objective: the objective of the ``[objective.*]`` tables (its cost and measures become columns), or ``None``.
     """
     name: str
     flight_config: FlightConfig
@@ -161,6 +172,7 @@ class SweepConfig:
     metric: str = "rmse_position"
     source: str = "<dict>"
     runner: SweepRunner | None = dataclasses.field(default=None, repr=False)
+    objective: Any = None
 
     @property
     def design(self) -> Design:
@@ -189,6 +201,22 @@ def _member_columns(params: Parameters, design, axes) -> list[np.ndarray]:
     return cols
 
 
+def objective_columns(objective) -> list[str]:
+    """The CSV columns of an objective: ``objective`` (its cost, what ``jaxrotor optimize`` minimises) and
+    ``objective.<name>`` per leaf term (its measure in its units: :meth:`AbstractTerm.measure_names`)."""
+    if objective is None:
+        return []
+    return ["objective"] + [f"objective.{n}" for n in objective.measure_names()]
+
+
+def _objective_values(objective, design, traj) -> dict:
+    """``{column: ()}`` of :func:`objective_columns` for one flown member (``{}`` without an objective)."""
+    if objective is None:
+        return {}
+    cost, parts = objective.evaluate(design, traj if objective.needs_flight else None)
+    return {"objective": cost, **{f"objective.{k}": v for k, v in parts.items()}}
+
+
 def _available_bytes() -> float:
     """Memory a chunk may use: the device's limit (GPU) or the host's available memory (CPU) [bytes]."""
     stats = jax.local_devices()[0].memory_stats() or {}
@@ -207,9 +235,10 @@ def _available_bytes() -> float:
 
 
 class SweepRunner:
-    """The compiled-once function of a sweep: parameter values -> :class:`~jaxrotor.metrics.FlightMetrics` and
+    """The compiled-once function of a sweep: parameter values -> :class:`~jaxrotor.metrics.FlightMetrics`,
     :class:`~jaxrotor.verdict.VerdictMeasures` (measured with ``thresholds``, default
-    :class:`~jaxrotor.verdict.VerdictThresholds`).
+    :class:`~jaxrotor.verdict.VerdictThresholds`) and the objective's columns (``{}`` without ``objective``:
+    ``objective`` the cost and ``objective.<name>`` every term's measure, :func:`objective_columns`).
 
     A fixed-step flight is flown with its Runge-Kutta stages written out
     (``Integrator(unroll=True)``: longer compilation, fastest run). ``runner(values)`` with ``values`` ``(B, d)`` flies ``B`` members (``vmap``; sharded over
@@ -218,14 +247,16 @@ class SweepRunner:
 
     Attributes:
         design: the base design. axes: the swept axes. parameters: the selected leaves.
+        objective: the objective term reported (``None``: none).
     """
 
-    def __init__(self, design: Design, axes, mesh=None, thresholds: VerdictThresholds | None = None):
+    def __init__(self, design: Design, axes, mesh=None, thresholds: VerdictThresholds | None = None,
+                 objective=None):
         design.flight.check(design.platform, design.controller)  # before compiling: rank, tilt settings
         integ = design.flight.integrator
         if not integ.adaptive and integ.scan and not integ.unroll:  # compiled once, flown many times: unroll
             design = eqx.tree_at(lambda d: d.flight.integrator, design, dataclasses.replace(integ, unroll=True))
-        self.design, self.axes, self.mesh = design, tuple(axes), mesh
+        self.design, self.axes, self.mesh, self.objective = design, tuple(axes), mesh, objective
         self.thresholds = thresholds = thresholds if thresholds is not None else VerdictThresholds()
         paths = {}
         for axis in self.axes:
@@ -243,7 +274,8 @@ class SweepRunner:
                 vec = vec.at[idx].set(values[j].astype(vec.dtype))
             d = rederive(eqx.combine(unravel(vec), rest))  # a swept arm length moves the mass model
             traj = fly(d.platform, d.controller, d.flight)
-            return flight_metrics(traj, d.platform, d.flight), verdict_measures(traj, d.platform, d.flight, thresholds)
+            return (flight_metrics(traj, d.platform, d.flight), verdict_measures(traj, d.platform, d.flight, thresholds),
+                    _objective_values(objective, d, traj))
 
         self._member: Callable = member
 
@@ -253,8 +285,9 @@ class SweepRunner:
         leaves = jax.tree_util.tree_leaves(jax.eval_shape(lambda x: fly(x.platform, x.controller, x.flight), d))
         return int(sum(math.prod(x.shape) * np.dtype(x.dtype).itemsize for x in leaves))
 
-    def __call__(self, values) -> tuple[FlightMetrics, VerdictMeasures]:
-        """Metrics and verdict measures of the members ``values`` ``(B, d)`` (leading batch axis ``B``)."""
+    def __call__(self, values) -> tuple[FlightMetrics, VerdictMeasures, dict]:
+        """Metrics, verdict measures and objective columns of the members ``values`` ``(B, d)`` (leading batch
+        axis ``B``)."""
         values = jnp.asarray(values, dtype=jnp.result_type(float))
         return _batch.map_batch(self._member, values, self.mesh, shared=self._shared)
 
@@ -314,7 +347,7 @@ def sweep_from_dict(data: dict, source: str = "<dict>", base_dir: Path | None = 
         raise top.error("missing table [sweep]. Fix: add [sweep] with kind = \"grid\" and "
                         "[sweep.parameters.\"platform.alpha\"] with lower, upper, points.")
     t = top.table("sweep")
-    conf = flight_from_dict({k: v for k, v in data.items() if k != "sweep"}, source, base_dir)
+    conf = flight_from_dict({k: v for k, v in data.items() if k not in ("sweep", "objective")}, source, base_dir)
     if conf.compare is not None:
         raise top.fail("compare", data.get("compare"), "a sweep flies one flight at many points", "remove it")
     if t1 is not None:
@@ -334,14 +367,22 @@ def sweep_from_dict(data: dict, source: str = "<dict>", base_dir: Path | None = 
         if n < 1:
             raise t.fail("points", n, "a sweep needs at least one point", "give points >= 1")
         spec = SweepSpec(axes, kind, n, t.integer("seed", 0))
-    names = [f.name for f in dataclasses.fields(FlightMetrics)]
-    metric = t.choice("metric", [n for n in names if n not in ("diverged",)], "rmse_position")
+    objective = None
+    if "objective" in data:  # the terms' measures as columns (read, and checked against the design, as optimize does)
+        from ..io.optimize_config import objective_from_table
+
+        objective = objective_from_table(top.table("objective"), Design(conf.platform, conf.controller, conf.flight))
+    names = [f.name for f in dataclasses.fields(FlightMetrics) if f.name not in ("diverged", "electrical")]
+    if conf.flight.actuators.motor.draws_current():
+        names += list(ELECTRICAL_KEYS)
+    metric = t.choice("metric", names + objective_columns(objective), "rmse_position")
     chunk = t.integer("chunk", None, fix="members per compiled call, e.g. 100")
     if chunk is not None and chunk < 1:
         raise t.fail("chunk", chunk, "a chunk needs at least one member", "give chunk >= 1")
     t.check_unknown()
     try:
-        runner = SweepRunner(Design(conf.platform, conf.controller, conf.flight), axes, mesh, conf.thresholds)
+        runner = SweepRunner(Design(conf.platform, conf.controller, conf.flight), axes, mesh, conf.thresholds,
+                             objective)
     except ValueError as err:
         raise t.error(f"[sweep.parameters]: {err}") from None
     chunk_given = chunk is not None
@@ -353,7 +394,7 @@ def sweep_from_dict(data: dict, source: str = "<dict>", base_dir: Path | None = 
             fit = max(1, int(_available_bytes() / (runner.member_bytes() * 4.0)))
             chunk = min(chunk, fit)
     return SweepConfig(name=conf.name, flight_config=conf, spec=spec, chunk=chunk, metric=metric, source=source,
-                       runner=runner)
+                       runner=runner, objective=objective)
 
 
 def loads_sweep(text: str, source: str = "<string>", **kw) -> SweepConfig:
@@ -377,7 +418,7 @@ def metric_columns(metrics: dict) -> list[str]:
     return cols
 
 
-def _rows(metrics: FlightMetrics, measures: VerdictMeasures, n: int, thresholds: VerdictThresholds,
+def _rows(metrics: FlightMetrics, measures: VerdictMeasures, objective: dict, n: int, thresholds: VerdictThresholds,
           tracks_attitude: bool) -> list[dict]:
     out = []
     for i in range(n):
@@ -390,6 +431,7 @@ def _rows(metrics: FlightMetrics, measures: VerdictMeasures, n: int, thresholds:
                 row[k] = v
         verdict = decide(jax.tree_util.tree_map(lambda x, i=i: x[i], measures), thresholds,
                          tracks_attitude=tracks_attitude)
+        row.update({k: float(np.asarray(v)[i]) for k, v in objective.items()})
         row["verdict"] = "ok" if verdict.ok else ";".join(verdict.reasons)
         out.append(row)
     return out
@@ -417,13 +459,15 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True, e
     runner = config.runner
     if runner is None or mesh is not None:
         runner = SweepRunner(config.design, config.spec.axes, mesh if mesh is not None else _default_mesh(),
-                             config.flight_config.thresholds)
+                             config.flight_config.thresholds, config.objective)
     elif runner.mesh is None:
         runner.mesh = _default_mesh()
     points = sweep_points(config.spec)
     n, c = len(points), config.chunk
     starts = list(range(0, n, c))
-    done = np.array([_chunk_done(chunks_dir / f"chunk_{k:05d}.npz", points[s:s + c]) for k, s in enumerate(starts)])
+    columns = objective_columns(config.objective)
+    done = np.array([_chunk_done(chunks_dir / f"chunk_{k:05d}.npz", points[s:s + c], columns)
+                     for k, s in enumerate(starts)])
     if jax.process_count() > 1:
         from jax.experimental import multihost_utils
 
@@ -437,18 +481,22 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True, e
         vals = points[s:s + c]
         if not done[k]:
             padded = np.concatenate([vals, np.repeat(vals[-1:], c - len(vals), axis=0)]) if len(vals) < c else vals
-            metrics, measures = _head(runner(padded), len(vals))
+            metrics, measures, objective = _head(runner(padded), len(vals))
             if writer:
-                arrays = {f"m_{f.name}": np.asarray(getattr(metrics, f.name)) for f in dataclasses.fields(metrics)}
+                arrays = {f"m_{f.name}": np.asarray(getattr(metrics, f.name)) for f in dataclasses.fields(metrics)
+                          if f.name != "electrical"}
+                if metrics.electrical is not None:  # the electrical metrics, one array each
+                    arrays.update({f"e_{k}": np.asarray(getattr(metrics.electrical, k)) for k in ELECTRICAL_KEYS})
                 arrays.update({f"v_{f.name}": np.asarray(getattr(measures, f.name))
                                for f in dataclasses.fields(measures)})
+                arrays.update({f"o_{k}": np.asarray(v) for k, v in objective.items()})
                 tmp = path.with_suffix(".tmp.npz")
                 np.savez(tmp, points=vals, **arrays)
                 tmp.replace(path)
             flown += 1
         else:
-            metrics, measures = _load_chunk(path)
-        rows.extend(_rows(metrics, measures, len(vals), runner.thresholds, tracks))
+            metrics, measures, objective = _load_chunk(path, columns)
+        rows.extend(_rows(metrics, measures, objective, len(vals), runner.thresholds, tracks))
         bar.update(len(vals))
     bar.close()
     names = [_INDEX.match(a.path).group(0) for a in config.spec.axes]
@@ -480,21 +528,28 @@ def _default_mesh():
     return _batch.batch_mesh() if jax.device_count() > 1 else None
 
 
-def _chunk_done(path: Path, vals: np.ndarray) -> bool:
+def _chunk_done(path: Path, vals: np.ndarray, columns: list[str] = ()) -> bool:
+    """Whether ``path`` holds the chunk of the points ``vals`` with every verdict measure and objective column (a
+    chunk written by an older version, with an object array for the electrical metrics, is flown again)."""
     if not path.is_file():
         return False
     try:
         with np.load(path) as z:
             return (z["points"].shape == vals.shape and bool(np.array_equal(z["points"], vals))
-                    and all(f"v_{f.name}" in z for f in dataclasses.fields(VerdictMeasures)))
+                    and all(f"v_{f.name}" in z for f in dataclasses.fields(VerdictMeasures))
+                    and all(f"o_{c}" in z for c in columns) and "m_electrical" not in z.files)
     except (OSError, ValueError, KeyError):
         return False
 
 
-def _load_chunk(path: Path) -> tuple[FlightMetrics, VerdictMeasures]:
+def _load_chunk(path: Path, columns: list[str] = ()) -> tuple[FlightMetrics, VerdictMeasures, dict]:
     with np.load(path) as z:
-        return (FlightMetrics(**{f.name: z[f"m_{f.name}"] for f in dataclasses.fields(FlightMetrics)}),
-                VerdictMeasures(**{f.name: z[f"v_{f.name}"] for f in dataclasses.fields(VerdictMeasures)}))
+        electrical = (ElectricalMetrics(**{k: z[f"e_{k}"] for k in ELECTRICAL_KEYS})
+                      if all(f"e_{k}" in z for k in ELECTRICAL_KEYS) else None)
+        fields = [f.name for f in dataclasses.fields(FlightMetrics) if f.name != "electrical"]
+        return (FlightMetrics(**{n: z[f"m_{n}"] for n in fields}, electrical=electrical),
+                VerdictMeasures(**{f.name: z[f"v_{f.name}"] for f in dataclasses.fields(VerdictMeasures)}),
+                {c: z[f"o_{c}"] for c in columns})
 
 
 def _figures(config: SweepConfig, points: np.ndarray, table: list[dict], out: Path) -> list[Path]:
