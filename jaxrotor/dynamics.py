@@ -250,6 +250,11 @@ class AbstractMotor(eqx.Module):
         (the default). The physics layer then lets the engine spin each propeller as that motor."""
         return None
 
+    def lag_time_constant(self) -> Float[Array, ""] | None:
+        """The motor's speed lag [s] the gain design accounts for (:func:`jaxrotor.gains.auto_gains`): by default
+        :meth:`speed_time_constant` (``None``: no lag)."""
+        return self.speed_time_constant()
+
     def commanded_speed(self, platform: Platform, u_cmd: Float[Array, " n"]) -> Float[Array, " n"]:
         """The speed the motor drives towards, ``clip(sqrt(max(u_cmd, 0)), rotor_speed_min, rotor_speed_max)``
         ``(n,)`` [rad/s]."""
@@ -429,6 +434,10 @@ class ElectricMotor(AbstractMotor):
     def draws_current(self) -> bool:
         """``True``."""
         return True
+
+    def lag_time_constant(self) -> Array:
+        """``1/lambda`` [s]: below its limits the motor is the first-order lag of that time constant."""
+        return 1 / self.speed_bandwidth
 
     def check_platform(self, platform: Platform) -> None:
         """Refuse a platform without a motor ``kv``, a battery or a rotor inertia, by name."""

@@ -238,7 +238,7 @@ def _lag(flight) -> tuple[object, float]:
     """``(motor lag [s] or 0, extra lag of the flight computer [s])``: half a control period plus the sensor delay."""
     tau = 0.0
     if flight is not None:
-        tc = flight.actuators.motor.speed_time_constant()
+        tc = flight.actuators.motor.lag_time_constant()
         tau = 0.0 if tc is None else tc
     extra = 0.0
     if flight is not None and flight.control_rate is not None:
@@ -254,7 +254,7 @@ def auto_gains(platform: Platform, flight=None, *, underactuated: bool = False, 
 
     Pole placement per axis (:func:`place_axis`, module docstring): mass-normalised position loops,
     attitude loops on the principal inertias ``J_xx, J_yy, J_zz``, each with the motor's speed lag
-    (``flight.actuators.motor.speed_time_constant()``) plus, at a control rate ``f``, ``(1/2 + d)/f`` for the
+    (``flight.actuators.motor.lag_time_constant()``) plus, at a control rate ``f``, ``(1/2 + d)/f`` for the
     zero-order hold and a ``d``-tick sensor delay, and the rotor-inertia reaction coefficients
     :func:`reaction_coefficients`. Differentiable in the platform's leaves and the motor time constant.
 
