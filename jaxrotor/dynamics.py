@@ -435,7 +435,7 @@ class ElectricMotor(AbstractMotor):
         """``True``."""
         return True
 
-    def lag_time_constant(self) -> Array:
+    def lag_time_constant(self) -> Float[Array, ""]:
         """``1/lambda`` [s]: below its limits the motor is the first-order lag of that time constant."""
         return 1 / self.speed_bandwidth
 

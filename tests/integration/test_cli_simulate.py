@@ -13,7 +13,7 @@ from click.testing import CliRunner
 import jaxrotor as jr
 from jaxrotor.cli import main
 from jaxrotor.io import config as cfg
-from jaxrotor.metrics import FlightMetrics
+from jaxrotor.metrics import ELECTRICAL_KEYS, FlightMetrics
 from jaxrotor.workflows.usecase import RUN_KEYS
 from unit.io.test_config import BASE, FIRST_ORDER  # a minimal flight config
 
@@ -48,7 +48,8 @@ def test_flight_config_flies_like_simulate():
     assert not bool(a.diverged) and float(a.rotor_speed[0, 0]) > 0
 
 
-METRIC_KEYS = set(FlightMetrics.__dataclass_fields__)
+# the FlightMetrics fields in their JSON form: the electrical ones join only a flight with an electric motor
+METRIC_KEYS = set(FlightMetrics.__dataclass_fields__) - {"electrical"}
 
 
 def _check_outputs(out: Path, compare: bool, t1: float = 0.5):
@@ -57,14 +58,18 @@ def _check_outputs(out: Path, compare: bool, t1: float = 0.5):
     m = json.loads((out / "metrics.json").read_text())
     # the metric keys are exactly the FlightMetrics fields; the rest describe the run
     extra = {"source", "compare", "paper_table_iv_analytic"}
-    assert METRIC_KEYS <= set(m) and set(m) - METRIC_KEYS <= set(RUN_KEYS) | extra, set(m) - METRIC_KEYS
+    electric = "energy_wh" in m
+    assert electric == ("energy_wh" in m and set(ELECTRICAL_KEYS) <= set(m))
+    keys = METRIC_KEYS | (set(ELECTRICAL_KEYS) if electric else set())
+    assert keys <= set(m) and set(m) - keys <= set(RUN_KEYS) | extra, set(m) - keys
     assert set(RUN_KEYS) | {"source"} <= set(m)
     assert len(m["mae_position_xyz"]) == 3 and isinstance(m["mae_position"], float) and m["diverged"] is False
     assert "verdict" in m
     assert m["duration"] == pytest.approx(t1) and m["num_steps"] > 0
     assert ("compare" in m) == compare
     if compare:
-        assert set(m["compare"]) == METRIC_KEYS | set(RUN_KEYS)
+        assert set(m["compare"]) == METRIC_KEYS | set(RUN_KEYS) | (set(ELECTRICAL_KEYS) if "energy_wh" in m["compare"]
+                                                                   else set())
     data = np.load(out / "trajectory.npz")
     assert data["p"].shape == (len(data["t"]), 3)
     return m
