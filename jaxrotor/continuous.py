@@ -21,7 +21,7 @@ import jax
 
 from .control import AbstractController
 from .design.platform import Platform
-from .dynamics import vehicle_derivative
+from .dynamics import FaultState, vehicle_derivative
 from .flight import Flight, flight_computer
 from .integrate import integrate
 from .trajectory import Trajectory, assemble_trajectory
@@ -33,7 +33,8 @@ def _closed_loop(platform, controller, flight, t, y, alloc_data):
     state, integral = y
     cmd, d_integral, alloc, ref = flight_computer(platform, controller, flight, t, state, integral, alloc_data)
     f_ext = None if flight.disturbance is None else flight.disturbance(t)
-    d_state, out = vehicle_derivative(platform, flight.actuators, state, cmd, f_ext)
+    fault = FaultState.at(flight.faults, platform.n_rotors, t)
+    d_state, out = vehicle_derivative(platform, flight.actuators, state, cmd, f_ext, fault)
     R_cmd = controller.commanded_attitude(platform, state, integral, ref)  # recorded only (dropped in the ODE)
     return (d_state, d_integral), (out, alloc, ref, R_cmd)
 

@@ -56,6 +56,7 @@ __all__ = [
     "rigid_body_derivative",
     "vehicle_derivative",
     "VehicleOutputs",
+    "FaultState",
 ]
 
 
@@ -84,6 +85,35 @@ class VehicleState(eqx.Module):
     energy: EnergyState | None = None
 
 
+class FaultState(eqx.Module):
+    """The rotors' faults at one instant (:mod:`jaxrotor.faults`).
+
+    Attributes:
+        effectiveness: ``(n,)`` thrust and drag effectiveness ``eta_i`` (applied ``eta_i u_i``).
+        stuck: ``(n,)`` factor on each rotor's speed rate (0: stuck), or ``None``.
+        servo: ``(n,)`` factor on each rotor's tilt-servo rate (0: stuck), or ``None``.
+    """
+
+    effectiveness: Float[Array, " n"]
+    stuck: Float[Array, " n"] | None = None
+    servo: Float[Array, " n"] | None = None
+
+    @classmethod
+    def at(cls, faults, n: int, t) -> "FaultState | None":
+        """The state of ``faults`` (a :class:`jaxrotor.faults.Faults` or ``None``) at time ``t``."""
+        if faults is None:
+            return None
+        from . import faults as F
+
+        return cls(effectiveness=F.effectiveness(faults, n, t), stuck=F.stuck(faults, n, t),
+                   servo=F.servo_stuck(faults, n, t))
+
+
+def _frozen_angle(rate, factor):
+    """A tilt rate times the per-rotor stuck factor (an angle set of one angle per rotor; others unchanged)."""
+    return rate * factor if jnp.shape(rate) == jnp.shape(factor) else rate
+
+
 class AbstractCommand(eqx.Module):
     """An input to the vehicle: it says how it reaches the rigid body (:meth:`actuate`).
 
@@ -94,12 +124,13 @@ class AbstractCommand(eqx.Module):
     spins_rotors: ClassVar[bool] = True
 
     @abc.abstractmethod
-    def actuate(self, platform: "Platform", actuators: "Actuators", state: "VehicleState"):
+    def actuate(self, platform: "Platform", actuators: "Actuators", state: "VehicleState",
+                fault: "FaultState | None" = None):
         """Return ``(force_b (3,) [N], torque_b (3,) [N m], outputs, rates, electric)`` where ``outputs`` is
         ``(u, rotor_speed, alpha, beta)`` applied now, ``rates`` is ``(rotor_speed_dot, alpha_dot, beta_dot)``
         of the actuator states and ``electric`` is ``(energy_dot, electrical)``: the rate of
         ``state.energy`` and the :class:`~jaxrotor.electrical.ElectricOutputs` (both ``None`` unless the
-        motor draws current from the battery)."""
+        motor draws current from the battery). ``fault``: the :class:`FaultState` now (``None``: no faults)."""
 
     @abc.abstractmethod
     def commanded_inputs(self, n_like: Float[Array, " n"]) -> Float[Array, " n"]:
@@ -115,7 +146,7 @@ class RotorCommand(AbstractCommand):
     alpha: AngleArray | None = None
     beta: AngleArray | None = None
 
-    def actuate(self, platform, actuators, state):
+    def actuate(self, platform, actuators, state, fault: FaultState | None = None):
         motor = actuators.motor
         if motor.draws_current():  # static: the battery's state and the electrical chain
             u, speed, speed_dot, energy_dot, electrical = motor.applied_electric(platform, state.rotor_speed,
@@ -124,7 +155,15 @@ class RotorCommand(AbstractCommand):
             (u, speed, speed_dot), energy_dot, electrical = motor.applied(platform, state.rotor_speed, self.u), None, None
         alpha, alpha_dot = _tilt(platform, actuators, "alpha", state.alpha, self.alpha)
         beta, beta_dot = _tilt(platform, actuators, "beta", state.beta, self.beta)
-        force_b, torque_b = wrench(platform, u, alpha, beta)
+        u_eff = u
+        if fault is not None:  # static: a flight with faults
+            u_eff = fault.effectiveness * u
+            if fault.stuck is not None:
+                speed_dot = fault.stuck * speed_dot
+            if fault.servo is not None:
+                alpha_dot = _frozen_angle(alpha_dot, fault.servo)
+                beta_dot = _frozen_angle(beta_dot, fault.servo)
+        force_b, torque_b = wrench(platform, u_eff, alpha, beta)
         return (force_b, torque_b, (u, speed, alpha, beta), (speed_dot, alpha_dot, beta_dot),
                 (energy_dot, electrical))
 
@@ -141,7 +180,7 @@ class WrenchCommand(AbstractCommand):
     force: Float[Array, "3"]
     torque: Float[Array, "3"]
 
-    def actuate(self, platform, actuators, state):
+    def actuate(self, platform, actuators, state, fault: FaultState | None = None):
         zeros = jnp.zeros_like(state.rotor_speed)
         alpha, alpha_dot = _tilt(platform, actuators, "alpha", state.alpha, None)
         beta, beta_dot = _tilt(platform, actuators, "beta", state.beta, None)
@@ -674,18 +713,20 @@ def vehicle_derivative(
     state: VehicleState,
     command: AbstractCommand,
     force_ext_w: Float[Array, "3"] | None = None,
+    fault: FaultState | None = None,
 ) -> tuple[VehicleState, VehicleOutputs]:
     """Time derivative of the vehicle state under an actuator command.
 
     The command says how it reaches the body (:meth:`AbstractCommand.actuate`): a
     :class:`RotorCommand` goes through the motor (and servo) models and
-    ``G(alpha, beta) u``; a :class:`WrenchCommand` is applied directly.
+    ``G(alpha, beta) u``; a :class:`WrenchCommand` is applied directly. ``fault`` (a :class:`FaultState`)
+    scales each rotor's thrust and drag by its effectiveness and freezes a stuck rotor or servo.
 
     Returns:
         ``(state_dot, outputs)``.
     """
     force_b, torque_b, (u, speed, alpha, beta), (speed_dot, alpha_dot, beta_dot), (energy_dot, electrical) = \
-        command.actuate(platform, actuators, state)
+        command.actuate(platform, actuators, state, fault)
     torque_body = torque_b
     if command.spins_rotors and platform.rotor_inertia is not None:  # static: no J_r, today's model exactly
         torque_body = torque_b + rotor_inertia_torque(platform, state.omega, speed, speed_dot, alpha, beta,

@@ -31,13 +31,14 @@ from .allocators import AbstractAllocator, Allocation, AllocationData, PseudoInv
 from .control import AbstractController
 from .design.platform import TILT_ANGLES, Platform, is_concrete
 from .dynamics import Actuators, RotorCommand, VehicleState, initial_state
+from .faults import Faults, known_effectiveness, known_stuck
 from .integrate import Integrator, save_times
 from .reference import AbstractReference, RefSample
 from .sensors import Sensors
 from .tilting import check_tilt_flight
 from .wind import Wind
 
-__all__ = ["DivergenceLimits", "Flight", "flight_computer"]
+__all__ = ["DivergenceLimits", "Flight", "fault_aware", "flight_computer"]
 
 
 class DivergenceLimits(eqx.Module):
@@ -93,6 +94,9 @@ class Flight(eqx.Module):
         wind: a :class:`~jaxrotor.wind.Wind` (mean, Ornstein-Uhlenbeck gust, drag) (discrete-rate
             loop only; ``None``: still air, no drag).
         key: ``jax.random`` key driving the sensor noise and the gusts (required with either).
+        faults: the :class:`~jaxrotor.faults.Faults` of the flight (rotor loss, partial loss, a rotor or a
+            servo stuck; ``None``: none). The plant applies them; the flight computer learns of each after
+            its detection delay and allocates around it (:func:`flight_computer`).
     """
 
     reference: AbstractReference
@@ -110,6 +114,7 @@ class Flight(eqx.Module):
     sensors: Sensors | None = None
     wind: Wind | None = None
     key: jax.Array | None = None
+    faults: Faults | None = None
 
     def __check_init__(self):
         if not isinstance(self.reference, AbstractReference):
@@ -137,6 +142,22 @@ class Flight(eqx.Module):
         """``(T,)`` output times ``t0, t0 + save_dt, ..., t1`` [s]."""
         return save_times(self.t0, self.end_time, self.save_dt)
 
+    def check_faults(self, platform: Platform) -> None:
+        """Refuse, by name, fault events the flight cannot carry: a rotor outside the vehicle, a stuck rotor under
+        a motor without a speed state, a stuck servo on a platform without per-rotor tilt servos."""
+        if self.faults is None:
+            return
+        self.faults.check(platform.n_rotors)
+        if self.faults.kinds_present(("rotor_stuck",)) and not self.actuators.motor.integrates_speed():
+            raise ValueError(f"Flight parameter `faults` has a rotor_stuck event, which holds a rotor at its "
+                             f"speed, but the motor {type(self.actuators.motor).__name__} has no speed state. "
+                             "Fix: fly a first-order or electric motor ([actuators.motor] kind = \"first_order\").")
+        if self.faults.kinds_present(("servo_stuck",)) and not (platform.is_tilting and jnp.shape(
+                platform.alpha) == (platform.n_rotors,)):
+            raise ValueError(f"Flight parameter `faults` has a servo_stuck event, but platform "
+                             f"{platform.name!r} has no per-rotor tilt servos. Fix: fly a tilting platform with "
+                             "one angle per rotor, or drop the servo_stuck event.")
+
     def check(self, platform: Platform, controller: AbstractController) -> None:
         """Errors that would otherwise surface as a bad flight, raised before compiling (concrete inputs only).
 
@@ -145,6 +166,7 @@ class Flight(eqx.Module):
         platform with a lower rank is refused here.
         """
         check_tilt_flight(platform, controller, self)  # tilt-deciding allocators, servo limits, full-pose references
+        self.check_faults(platform)
         need = controller.required_rank
         if platform.is_tilting or not is_concrete(platform) or need is None:
             return
@@ -230,5 +252,32 @@ def flight_computer(platform: Platform, controller: AbstractController, flight: 
         return RotorCommand(u=alloc.u, alpha=alloc.alpha, beta=alloc.beta), d_integral, alloc, ref
     (a_cmd, b_cmd), (alpha, beta) = flight.tilt(platform, t, state)
     data = alloc_data if alloc_data is not None else flight.allocator.prepare(platform, alpha, beta)
+    if flight.faults is not None:  # static: allocate around the faults the flight computer knows of
+        data, w_des = fault_aware(flight.faults, data, w_des, state, t)
     alloc: Allocation = flight.allocator(data, w_des)
     return RotorCommand(u=alloc.u, alpha=a_cmd, beta=b_cmd), d_integral, alloc, ref
+
+
+def fault_aware(faults: Faults, data: AllocationData, w_des, state: VehicleState, t):
+    """The allocation problem after the faults known at ``t`` (:mod:`jaxrotor.faults`).
+
+    Known effectiveness ``eta`` (each event after its detection delay) scales the columns of ``G``
+    (a lost rotor's column is zero, so a least-squares allocator leaves it out); a rotor known to be
+    stuck is held at its measured speed ``omega_j``: its column is removed and its wrench
+    ``eta_j G_j omega_j^2`` taken from the wrench asked of the others.
+
+    Returns:
+        ``(data, w_des)`` with ``G``, its pseudo-inverse and the collective direction rebuilt.
+    """
+    n = data.G.shape[1]
+    eta = known_effectiveness(faults, n, t)
+    frozen = known_stuck(faults, n, t)
+    col = eta if frozen is None else eta * frozen
+    if frozen is not None:
+        held = eta * (1 - frozen) * state.rotor_speed**2
+        w_des = w_des - data.G @ held
+    G = data.G * col
+    G_pinv = jnp.linalg.pinv(G)
+    hover = G_pinv[:, 2]  # the inputs of a pure vertical force: the torque-free collective direction
+    collective = hover / jnp.max(jnp.abs(hover))
+    return eqx.tree_at(lambda d: (d.G, d.G_pinv, d.collective), data, (G, G_pinv, collective)), w_des

@@ -35,7 +35,8 @@ from .continuous import fly_continuous
 from .control import AbstractController
 from .design.platform import Platform
 from .electrical import ElectricOutputs
-from .dynamics import Actuators, RotorCommand, VehicleState, check_rotor_inertia, vehicle_derivative
+from .dynamics import Actuators, FaultState, RotorCommand, VehicleState, check_rotor_inertia, vehicle_derivative
+from .faults import Faults
 from .flight import Flight
 from .integrate import Integrator, fixed_steps
 from .tick import PlantInput, external_force, whole_steps
@@ -196,6 +197,7 @@ class AnalyticPlantState(eqx.Module):
         wind: the flight's wind (its drag coefficients), or ``None``.
         integrator: the fixed-step solver settings.
         substeps: solver steps per control interval (static).
+        faults: the flight's :class:`~jaxrotor.faults.Faults`, or ``None``.
     """
 
     vehicle: VehicleState
@@ -205,11 +207,14 @@ class AnalyticPlantState(eqx.Module):
     wind: Wind | None
     integrator: Integrator
     substeps: int = eqx.field(static=True)
+    faults: Faults | None = None
 
 
-def _analytic_outputs(platform, actuators, wind, state: VehicleState, plant_input: PlantInput) -> PlantOutputs:
+def _analytic_outputs(platform, actuators, wind, state: VehicleState, plant_input: PlantInput,
+                      faults=None) -> PlantOutputs:
     f_ext = external_force(wind, state.v, plant_input.air, plant_input.force)
-    _, out = vehicle_derivative(platform, actuators, state, plant_input.command, f_ext)
+    fault = FaultState.at(faults, platform.n_rotors, plant_input.t)
+    _, out = vehicle_derivative(platform, actuators, state, plant_input.command, f_ext, fault)
     return PlantOutputs(accel=out.accel, angular_accel=out.angular_accel, u=out.u, rotor_speed=out.rotor_speed,
                         alpha=out.alpha, beta=out.beta, contact_force=jnp.zeros(3, state.p.dtype),
                         motor_speed=out.rotor_speed, electrical=out.electrical)
@@ -257,18 +262,20 @@ class AnalyticPlant(AbstractPlant):
         dtype = state.p.dtype
         hold = PlantInput(command=RotorCommand(u=state.rotor_speed**2), air=jnp.zeros(3, dtype),
                           force=jnp.zeros(3, dtype), t=jnp.asarray(flight.t0, dtype))
-        applied = _analytic_outputs(platform, flight.actuators, flight.wind, state, hold)
+        applied = _analytic_outputs(platform, flight.actuators, flight.wind, state, hold, flight.faults)
         return AnalyticPlantState(vehicle=state, applied=applied, platform=platform, actuators=flight.actuators,
-                                  wind=flight.wind, integrator=flight.integrator, substeps=substeps)
+                                  wind=flight.wind, integrator=flight.integrator, substeps=substeps,
+                                  faults=flight.faults)
 
     def step(self, plant_state: AnalyticPlantState, plant_input: PlantInput, dt) -> AnalyticPlantState:
         ps = plant_state
         platform, actuators, wind = ps.platform, ps.actuators, ps.wind
-        applied = _analytic_outputs(platform, actuators, wind, ps.vehicle, plant_input)
+        applied = _analytic_outputs(platform, actuators, wind, ps.vehicle, plant_input, ps.faults)
 
         def field(t_, s, args):
             f_ext = external_force(wind, s.v, plant_input.air, plant_input.force)
-            return vehicle_derivative(platform, actuators, s, plant_input.command, f_ext)[0]
+            fault = FaultState.at(ps.faults, platform.n_rotors, t_)
+            return vehicle_derivative(platform, actuators, s, plant_input.command, f_ext, fault)[0]
 
         # dt = 0 (the last tick): steps of length 0 leave the state as it is
         vehicle = fixed_steps(field, ps.vehicle, plant_input.t, dt / ps.substeps, ps.substeps,

@@ -443,6 +443,7 @@ def from_dict(data: dict, source: str = "<dict>", base_dir: Path | None = None) 
     except ValueError as err:
         raise top.error(f"[allocator]/[reference]: {err}") from None
     flight = robust_config.flight_tables(top, flight)  # [control], [sensors], [wind]
+    flight = _faults(top, flight, platform)  # [[faults]]
     controller = _auto_gains(controller_table, controller, gain_spec, given_gains, platform, flight)
     compare = None
     cmp_name = top.get("compare", str, None)
@@ -454,6 +455,60 @@ def from_dict(data: dict, source: str = "<dict>", base_dir: Path | None = None) 
     top.check_unknown()
     return FlightConfig(name=name, platform=platform, controller=controller, flight=flight, compare=compare,
                         source=source, raw=data, thresholds=thresholds)
+
+
+#: Keys of one ``[[faults]]`` table.
+FAULT_KEYS = ("kind", "rotor", "time", "effectiveness", "detection_delay")
+
+
+def _faults(top: Table, flight, platform):
+    """``[[faults]]``: an array of tables, one fault event each (:class:`jaxrotor.faults.Faults`).
+
+    Keys: ``kind`` (``rotor_loss`` | ``rotor_partial`` | ``rotor_stuck`` | ``servo_stuck``), ``rotor``
+    (numbered from 1, as the paper numbers them), ``time`` [s], ``effectiveness`` (``rotor_partial``: in
+    ``[0, 1]``), ``detection_delay`` [s] (default 0.05).
+    """
+    from ..faults import FAULT_KINDS, Faults
+
+    top.used.add("faults")
+    raw = top.data.get("faults")
+    if raw is None:
+        return flight
+    if not isinstance(raw, list) or not raw:
+        raise top.fail("faults", raw, "faults are an array of tables", "write one [[faults]] table per event, "
+                       "with kind, rotor, time")
+    kinds, rotors, times, etas, delays = [], [], [], [], []
+    for i, item in enumerate(raw):
+        t = Table(item, top.source, f"faults[{i}]")
+        kind = t.choice("kind", FAULT_KINDS)
+        rotor = t.integer("rotor", fix=f"the rotor's number, 1 to {platform.n_rotors}")
+        if not 1 <= rotor <= platform.n_rotors:
+            raise t.fail("rotor", rotor, f"the vehicle has rotors 1 to {platform.n_rotors} (numbered from 1)",
+                         f"give a rotor number from 1 to {platform.n_rotors}")
+        time_ = t.number("time", fix="the time of the fault in s")
+        eta = t.number("effectiveness", 0.0 if kind == "rotor_loss" else 1.0,
+                       fix="the fraction of thrust the rotor keeps, in [0, 1]")
+        if kind == "rotor_partial" and "effectiveness" not in t:
+            raise t.error(f"[[faults]] #{i + 1}: kind = \"rotor_partial\" needs `effectiveness`. Fix: give the "
+                          "fraction of thrust the rotor keeps, e.g. effectiveness = 0.5.")
+        if not 0.0 <= eta <= 1.0:
+            raise t.fail("effectiveness", eta, "an effectiveness lies in [0, 1]", "give e.g. effectiveness = 0.5")
+        delay = t.number("detection_delay", 0.05, fix="the detection delay in s, e.g. 0.05")
+        if delay < 0:
+            raise t.fail("detection_delay", delay, "a delay is >= 0 s", "give e.g. detection_delay = 0.05")
+        t.check_unknown()
+        kinds.append(kind)
+        rotors.append(rotor - 1)
+        times.append(time_)
+        etas.append(eta)
+        delays.append(delay)
+    faults = Faults(tuple(kinds), rotors, times, etas, delays)
+    flight = dataclasses.replace(flight, faults=faults)
+    try:
+        flight.check_faults(platform)
+    except ValueError as err:
+        raise top.error(f"[[faults]]: {err}") from None
+    return flight
 
 
 def loads(text: str, source: str = "<string>", base_dir: Path | None = None) -> FlightConfig:

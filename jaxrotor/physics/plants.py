@@ -371,6 +371,10 @@ class _PhysicsPlant(AbstractPlant):
                              ") draws current from the battery and turns each propeller by its torque, which needs "
                              "the propeller's own speed: the physics layer flies it on spinning propellers only. Fix: "
                              "spin_propellers=True (ModelOptions(spin=True), the default), or fly the analytic layer.")
+        if flight.faults is not None:
+            raise ValueError(f"Flight parameter `faults` = {flight.faults.kind!r}: the {self.name} plant does not "
+                             "model faults yet. Fix: fly the analytic layer (AnalyticPlant, jaxrotor simulate "
+                             "without --physics), or drop the faults.")
 
     def steps(self, flight: Flight) -> int:
         """Engine steps per control interval."""

@@ -1,0 +1,164 @@
+"""Faults (jaxrotor.faults): the effectiveness and stuck factors in closed form, random draws, the [[faults]]
+tables and their errors, the plant carrying a partial loss and a stuck rotor, the flight computer reallocating
+around a known fault, a gradient with respect to the effectiveness."""
+
+import dataclasses
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxrotor as jr
+from jaxrotor import faults as F
+from jaxrotor.io.config import ConfigError, loads
+
+ROOT = Path(__file__).resolve().parents[2]
+BASE = (ROOT / "configs" / "paper_reproduction.toml").read_text().replace('compare = "paper_realistic.toml"', "")
+HOVER = BASE[:BASE.index("[reference]")] + """[reference]
+kind = "hover"
+position = [0.0, 0.0, 1.0]
+duration = 3.0
+
+[solver]
+adaptive = false
+dt = 0.002
+"""
+
+
+def test_effectiveness_and_detection_in_closed_form():
+    f = F.Faults(("rotor_partial", "rotor_partial", "rotor_loss"), [1, 1, 3], [1.0, 2.0, 1.5], [0.8, 0.5, 0.3],
+                 [0.1, 0.0, 0.2])
+    np.testing.assert_allclose(np.asarray(F.effectiveness(f, 4, 0.5)), [1, 1, 1, 1])
+    np.testing.assert_allclose(np.asarray(F.effectiveness(f, 4, 1.0)), [1, 0.8, 1, 1])
+    np.testing.assert_allclose(np.asarray(F.effectiveness(f, 4, 1.6)), [1, 0.8, 1, 0.0])  # a loss ignores eta
+    np.testing.assert_allclose(np.asarray(F.effectiveness(f, 4, 2.0)), [1, 0.4, 1, 0.0])  # events multiply
+    # the flight computer learns of each event after its delay
+    np.testing.assert_allclose(np.asarray(F.known_effectiveness(f, 4, 1.05)), [1, 1, 1, 1])
+    np.testing.assert_allclose(np.asarray(F.known_effectiveness(f, 4, 1.65)), [1, 0.8, 1, 1])
+    np.testing.assert_allclose(np.asarray(F.known_effectiveness(f, 4, 2.0)), [1, 0.4, 1, 0.0])
+    # a smooth onset: half way at the event time, differentiable in it
+    s = F.Faults("rotor_loss", 0, 1.0, onset=0.01)
+    assert float(F.effectiveness(s, 2, 1.0)[0]) == pytest.approx(0.5)
+    g = jax.grad(lambda t0: F.effectiveness(F.Faults("rotor_loss", 0, t0, onset=0.01), 2, 1.0)[0])(1.0)
+    assert float(g) == pytest.approx(0.5 / 0.01)  # d/dt0 of 1 - (1 + tanh((t - t0)/w))/2 at t = t0
+    st = F.Faults(("rotor_stuck", "servo_stuck"), [2, 0], [1.0, 1.0])
+    np.testing.assert_allclose(np.asarray(F.stuck(st, 3, 1.5)), [1, 1, 0])
+    np.testing.assert_allclose(np.asarray(F.servo_stuck(st, 3, 1.5)), [0, 1, 1])
+    assert F.stuck(f, 4, 2.0) is None and F.effectiveness(st, 3, 2.0).tolist() == [1, 1, 1]
+
+
+def test_random_faults_vmap():
+    keys = jax.random.split(jax.random.PRNGKey(0), 1024)
+    batch = jax.vmap(lambda k: F.random_rotor_faults(k, 6, t_range=(1.0, 4.0), effectiveness_range=(0.2, 0.9)))(keys)
+    r, t, eta = np.asarray(batch.rotor[:, 0]), np.asarray(batch.time[:, 0]), np.asarray(batch.effectiveness[:, 0])
+    assert set(r.tolist()) == set(range(6)) and t.min() >= 1.0 and t.max() <= 4.0
+    assert eta.min() >= 0.2 and eta.max() <= 0.9 and abs(eta.mean() - 0.55) < 0.02
+
+
+@pytest.mark.parametrize("table, words", [
+    ('kind = "rotor_loss"\nrotor = 0\ntime = 1.0', "rotors 1 to 6"),
+    ('kind = "rotor_loss"\nrotor = 7\ntime = 1.0', "rotors 1 to 6"),
+    ('kind = "rotor_partial"\nrotor = 2\ntime = 1.0', "needs `effectiveness`"),
+    ('kind = "rotor_partial"\nrotor = 2\ntime = 1.0\neffectiveness = 1.5', "`faults[0].effectiveness` = 1.5"),
+    ('kind = "motor_fire"\nrotor = 2\ntime = 1.0', "unknown choice"),
+    ('kind = "rotor_loss"\nrotor = 2\ntime = 1.0\ndetection_delay = -1.0', "detection_delay"),
+    ('kind = "rotor_stuck"\nrotor = 2\ntime = 1.0', "no speed state"),
+    ('kind = "servo_stuck"\nrotor = 2\ntime = 1.0', "no per-rotor tilt servos"),
+    ('kind = "rotor_loss"\nrotor = 2\ntime = 1.0\neta = 0.5', "unknown key"),
+])
+def test_fault_table_errors_name_the_key_and_the_fix(table, words):
+    with pytest.raises(ConfigError) as err:
+        loads(HOVER + "\n[[faults]]\n" + table + "\n", "f.toml")
+    assert words in str(err.value) and "Fix" in str(err.value)
+
+
+def test_fault_tables_build_the_events():
+    cfg = loads(HOVER + '\n[[faults]]\nkind = "rotor_partial"\nrotor = 2\ntime = 1.0\neffectiveness = 0.5\n'
+                '[[faults]]\nkind = "rotor_loss"\nrotor = 5\ntime = 2.0\ndetection_delay = 0.1\n', "f.toml")
+    f = cfg.flight.faults
+    assert f.kind == ("rotor_partial", "rotor_loss") and np.asarray(f.rotor).tolist() == [1, 4]
+    np.testing.assert_allclose(np.asarray(f.time), [1.0, 2.0])
+    np.testing.assert_allclose(np.asarray(f.effectiveness), [0.5, 0.0])
+    np.testing.assert_allclose(np.asarray(f.detection_delay), [0.05, 0.1])
+
+
+@pytest.fixture(scope="module")
+def partial():
+    """The paper hexarotor (unbounded inputs) hovering; rotor 2 keeps 40 % of its thrust from 1 s."""
+    cfg = loads(HOVER + '\n[[faults]]\nkind = "rotor_partial"\nrotor = 2\ntime = 1.0\neffectiveness = 0.4\n'
+                'detection_delay = 0.05\n', "f.toml")
+    aware = jr.fly(cfg.platform, cfg.controller, cfg.flight)
+    # never detected: the flight computer allocates as if rotor 2 were whole
+    blind = dataclasses.replace(cfg.flight, faults=F.Faults("rotor_partial", 1, 1.0, 0.4, 1e3))
+    return cfg, aware, jr.fly(cfg.platform, cfg.controller, blind)
+
+
+def test_plant_applies_the_effectiveness(partial):
+    """After the fault the body wrench is G diag(eta) u: the vehicle's acceleration is that of the degraded rotor."""
+    cfg, aware, _ = partial
+    p = cfg.platform
+    k = int(np.searchsorted(np.asarray(aware.t), 2.0))
+    eta = np.array([1, 0.4, 1, 1, 1, 1])
+    f_b, tau_b = jr.allocation.wrench(p, jnp.asarray(eta) * aware.u[k])
+    a = np.asarray(aware.R[k] @ f_b) / float(p.mass) - [0, 0, float(p.gravity)]
+    np.testing.assert_allclose(np.asarray(aware.accel[k]), a, rtol=1e-9, atol=1e-9)
+
+
+def test_reallocation_holds_full_pose_after_a_partial_loss(partial):
+    """With the fault known (after 50 ms) the allocator scales rotor 2's column: the hexarotor, still of rank 6,
+    holds position and attitude; the computer that never learns of it leaves larger errors."""
+    _, aware, blind = partial
+    t = np.asarray(aware.t)
+    late = t >= 2.5
+    e_aware = np.linalg.norm(np.asarray(aware.p_ref - aware.p)[late], axis=1).max()
+    e_blind = np.linalg.norm(np.asarray(blind.p_ref - blind.p)[late], axis=1).max()
+    assert not bool(aware.diverged)
+    assert e_aware < 1e-3 < e_blind
+    r_aware = np.abs(np.asarray(jr.metrics.reference_orientation_error(aware))[late]).max()
+    assert r_aware < 1e-3
+    # the degraded rotor is driven harder: 1/0.4 of its hover input, to round-off in steady state
+    u = np.asarray(aware.u)
+    assert u[-1, 1] == pytest.approx(u[0, 1] / 0.4, rel=1e-3)
+
+
+def test_stuck_rotor_keeps_its_speed():
+    text = HOVER.replace('[actuators.motor]\nkind = "ideal"', '[actuators.motor]\nkind = "first_order"\ntime_constant = 0.02')
+    cfg = loads(text + '\n[[faults]]\nkind = "rotor_stuck"\nrotor = 4\ntime = 0.5\n', "f.toml")
+    tr = jr.fly(cfg.platform, cfg.controller, dataclasses.replace(cfg.flight, t1=1.5))
+    t, w = np.asarray(tr.t), np.asarray(tr.rotor_speed)
+    after = t >= 0.5 + 1e-9
+    np.testing.assert_allclose(w[after, 3], w[np.searchsorted(t, 0.5), 3], rtol=1e-9)
+    assert not bool(tr.diverged)
+
+
+def test_gradient_with_respect_to_the_effectiveness():
+    cfg = loads(HOVER, "f.toml")
+    flight = dataclasses.replace(cfg.flight, t1=1.5)
+
+    def z_end(eta):
+        f = dataclasses.replace(flight, faults=F.Faults("rotor_partial", 1, 0.5, eta, 1e3))  # never detected
+        return jr.fly(cfg.platform, cfg.controller, f).p[-1, 2]
+
+    g = float(jax.grad(z_end)(0.6))
+    h = 1e-5
+    fd = (float(z_end(0.6 + h)) - float(z_end(0.6 - h))) / (2 * h)
+    assert g == pytest.approx(fd, rel=1e-5) and abs(g) > 1e-4
+
+
+def test_physics_layer_refuses_faults_by_name():
+    from jaxrotor.physics import MuJoCoPlant
+
+    cfg = loads(HOVER + '\n[[faults]]\nkind = "rotor_loss"\nrotor = 2\ntime = 1.0\n', "f.toml")
+    with pytest.raises(ValueError, match=r"`faults`.*does not model faults yet.*Fix"):
+        MuJoCoPlant().check(cfg.platform, cfg.controller, cfg.flight)
+
+
+def test_no_faults_changes_nothing():
+    cfg = loads(HOVER, "f.toml")
+    flight = dataclasses.replace(cfg.flight, t1=0.5)
+    a = jr.fly(cfg.platform, cfg.controller, flight)
+    b = jr.fly(cfg.platform, cfg.controller, dataclasses.replace(flight, faults=F.Faults("rotor_loss", 0, 10.0)))
+    np.testing.assert_allclose(np.asarray(a.p), np.asarray(b.p), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(a.u), np.asarray(b.u), rtol=1e-12)  # G's pseudo-inverse rebuilt per tick
