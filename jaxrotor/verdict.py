@@ -64,6 +64,7 @@ from .so3 import attitude_error
 from .trajectory import Trajectory
 
 __all__ = [
+    "FAULT_OUTCOMES",
     "GROWTH_STEP",
     "REASONS",
     "TOML_KEYS",
@@ -72,6 +73,7 @@ __all__ = [
     "VerdictMeasures",
     "VerdictThresholds",
     "decide",
+    "fault_outcome",
     "flight_verdict",
     "hover_feasibility",
     "verdict_line",
@@ -409,3 +411,36 @@ def verdict_line(verdicts: dict[str, Verdict]) -> str:
     if len(verdicts) == 1:
         return next(iter(verdicts.values())).line()
     return "\n".join(v.line(n) for n, v in verdicts.items())
+
+
+#: The words of :func:`fault_outcome` (``metrics.json`` ``fault_outcome``).
+FAULT_OUTCOMES = ("full_pose", "yaw_released", "lost")
+
+
+def fault_outcome(traj: Trajectory, flight, *, settle: float = 3.0, position_tol: float = 0.1,
+                  attitude_tol: float = 0.05) -> str | None:
+    """What a flight with faults held after its last fault: ``"full_pose"``, ``"yaw_released"`` or ``"lost"``.
+
+    Judged on the samples from ``settle`` [s] after the last fault's time (or, for a flight that ends
+    sooner, its last fifth after the fault): ``"lost"`` when the flight diverged or the position error
+    ``|p_r - p|`` exceeds ``position_tol`` [m] there; else ``"full_pose"`` when the attitude error against
+    the reference attitude stays within ``attitude_tol`` [rad] on every axis, ``"yaw_released"`` when only
+    the yaw error exceeds it (roll and pitch within it: position held, heading given up); and ``"lost"`` when
+    roll or pitch do not hold either. ``None`` for a flight without faults.
+    """
+    if flight.faults is None:
+        return None
+    t = np.asarray(traj.t)
+    t_fault = float(np.max(np.asarray(flight.faults.time)))
+    start = min(t_fault + settle, t[-1] - 0.2 * max(t[-1] - t_fault, 0.0))
+    window = t >= start - 1e-9
+    if bool(traj.diverged) or not window.any():
+        return "lost"
+    e_p = np.linalg.norm(np.asarray(traj.p_ref - traj.p)[window], axis=1)
+    R, R_ref = np.asarray(traj.R)[window], np.asarray(traj.R_ref)[window]
+    e_R = np.abs(np.asarray(jax.vmap(attitude_error)(jnp.asarray(R), jnp.asarray(R_ref))))
+    if not np.all(np.isfinite(e_p)) or e_p.max() > position_tol:
+        return "lost"
+    if e_R.max() <= attitude_tol:
+        return "full_pose"
+    return "yaw_released" if e_R[:, :2].max() <= attitude_tol else "lost"

@@ -36,7 +36,7 @@ from ..io.config import FlightConfig
 from ..io.npz import save_trajectory
 from ..metrics import FlightMetrics, flight_metrics
 from ..reference import paper_maneuver
-from ..verdict import Feasibility, Verdict, flight_verdict, hover_feasibility, verdict_line
+from ..verdict import Feasibility, Verdict, fault_outcome, flight_verdict, hover_feasibility, verdict_line
 from .paper import is_paper_use_case, output_title
 from ..step_response import step_metrics
 
@@ -133,6 +133,7 @@ def fly(config: FlightConfig, stability=None) -> FlightResult:
     The flight is judged (:func:`jaxrotor.verdict.flight_verdict` with ``config.thresholds``, the hover
     feasibility of :func:`jaxrotor.verdict.hover_feasibility` and ``stability``, the
     :class:`~jaxrotor.analysis.StabilityReport` computed before it flew, if any): ``metrics["verdict"]``.
+    A flight with faults adds ``metrics["fault_outcome"]`` (:func:`jaxrotor.verdict.fault_outcome`).
     """
     t0 = time.perf_counter()
     traj = fly_flight(config.platform, config.controller, config.flight)
@@ -158,6 +159,8 @@ def fly(config: FlightConfig, stability=None) -> FlightResult:
     verdict = flight_verdict(traj, config.platform, config.flight, thresholds=config.thresholds,
                              controller=config.controller, stability=stability, feasibility=feasibility)
     metrics["verdict"] = verdict.to_json()
+    if config.flight.faults is not None:  # what the flight held after its faults (jaxrotor.verdict.fault_outcome)
+        metrics["fault_outcome"] = fault_outcome(traj, config.flight)
     return FlightResult(config=config, trajectory=traj, metrics=metrics, compile_time_s=metrics["compile_time_s"],
                         wall_time_s=wall, verdict=verdict, feasibility=feasibility)
 

@@ -57,7 +57,7 @@ def _check_outputs(out: Path, compare: bool, t1: float = 0.5):
         assert (out / f).stat().st_size > 0, f
     m = json.loads((out / "metrics.json").read_text())
     # the metric keys are exactly the FlightMetrics fields; the rest describe the run
-    extra = {"source", "compare", "paper_table_iv_analytic"}
+    extra = {"source", "compare", "paper_table_iv_analytic", "fault_outcome"}
     electric = "energy_wh" in m
     assert electric == ("energy_wh" in m and set(ELECTRICAL_KEYS) <= set(m))
     keys = METRIC_KEYS | (set(ELECTRICAL_KEYS) if electric else set())

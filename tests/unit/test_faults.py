@@ -162,3 +162,37 @@ def test_no_faults_changes_nothing():
     b = jr.fly(cfg.platform, cfg.controller, dataclasses.replace(flight, faults=F.Faults("rotor_loss", 0, 10.0)))
     np.testing.assert_allclose(np.asarray(a.p), np.asarray(b.p), rtol=0, atol=1e-12)
     np.testing.assert_allclose(np.asarray(a.u), np.asarray(b.u), rtol=1e-12)  # G's pseudo-inverse rebuilt per tick
+
+
+def test_fault_outcome_words(partial):
+    """The partial loss, reallocated: full pose; a copy whose attitude is off in yaw only: yaw released; one whose
+    position is off: lost."""
+    from jaxrotor import so3
+    from jaxrotor.verdict import fault_outcome
+
+    cfg, aware, _ = partial
+    assert fault_outcome(aware, cfg.flight) == "full_pose"
+    yawed = dataclasses.replace(aware, R=aware.R @ so3.exp(jnp.asarray([0.0, 0.0, 0.3])))
+    assert fault_outcome(yawed, cfg.flight) == "yaw_released"
+    rolled = dataclasses.replace(aware, R=aware.R @ so3.exp(jnp.asarray([0.3, 0.0, 0.0])))
+    assert fault_outcome(rolled, cfg.flight) == "lost"
+    fallen = dataclasses.replace(aware, p=aware.p - jnp.asarray([0.0, 0.0, 0.2]))
+    assert fault_outcome(fallen, cfg.flight) == "lost"
+    assert fault_outcome(aware, dataclasses.replace(cfg.flight, faults=None)) is None
+
+
+def test_simulate_writes_the_fault_outcome(tmp_path):
+    """`jaxrotor simulate` of a config with [[faults]] writes fault_outcome into metrics.json."""
+    import json
+
+    from click.testing import CliRunner
+
+    from jaxrotor.cli import main
+
+    path = tmp_path / "fault.toml"
+    path.write_text(HOVER + '\n[[faults]]\nkind = "rotor_partial"\nrotor = 2\ntime = 0.5\neffectiveness = 0.7\n')
+    res = CliRunner().invoke(main, ["simulate", str(path), "--out", str(tmp_path / "o"), "--no-progress",
+                                    "--t1", "1.0"])
+    assert res.exit_code == 0, res.output
+    m = json.loads((tmp_path / "o" / "metrics.json").read_text())
+    assert m["fault_outcome"] == "full_pose"
