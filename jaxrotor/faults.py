@@ -24,7 +24,8 @@ The rotor's thrust and drag are ``eta_i(t) c_f,i u_i`` and ``eta_i(t) c_tau,i u_
 learns of event ``e`` after its ``detection_delay`` ``d_e``: it knows ``eta_i`` evaluated with
 ``s_e(t - d_e)`` (:func:`known_effectiveness`) and allocates with the columns of ``G`` scaled by it
 (:func:`jaxrotor.flight.flight_computer`); a rotor known stuck is allocated as a column held at its
-measured speed.
+measured speed. A design that cannot hold full pose after a known fault gives up its yaw torque
+(:attr:`Faults.release_yaw`): it holds position and attitude about roll and pitch and lets the heading go.
 """
 
 from __future__ import annotations
@@ -36,11 +37,13 @@ import numpy as np
 from jax import Array
 from jaxtyping import ArrayLike, Float, Int
 
-__all__ = ["FAULT_KINDS", "Faults", "effectiveness", "known_effectiveness", "stuck", "known_stuck",
+__all__ = ["FAULT_KINDS", "YAW_POLICIES", "Faults", "effectiveness", "known_effectiveness", "stuck", "known_stuck",
            "servo_stuck", "random_rotor_faults", "fault_rotors"]
 
 #: The fault kinds (``[[faults]] kind``).
 FAULT_KINDS = ("rotor_loss", "rotor_partial", "rotor_stuck", "servo_stuck")
+#: The flight computer's yaw policies after a known fault (:attr:`Faults.release_yaw`).
+YAW_POLICIES = ("auto", "always", "never")
 #: Kinds that scale a rotor's thrust and drag by an effectiveness.
 THRUST_KINDS = ("rotor_loss", "rotor_partial")
 
@@ -60,6 +63,10 @@ class Faults(eqx.Module):
             0 for ``rotor_loss``; ignored by the stuck kinds).
         detection_delay: ``(k,)`` time from the event until the flight computer knows of it [s] (>= 0).
         onset: static width ``w`` [s] of the smooth onset (0: a step).
+        release_yaw: static policy of the flight computer once it knows of a fault (:data:`YAW_POLICIES`):
+            ``"auto"`` (default) gives up the yaw torque when the known faults leave the allocation less rank
+            than it had or leave no positive inputs for a pure vertical force; ``"always"`` after any known
+            fault; ``"never"``.
     """
 
     kind: tuple[str, ...] = eqx.field(static=True)
@@ -68,8 +75,13 @@ class Faults(eqx.Module):
     effectiveness: Float[Array, " k"]
     detection_delay: Float[Array, " k"]
     onset: float = eqx.field(static=True, default=0.0)
+    release_yaw: str = eqx.field(static=True, default="auto")
 
-    def __init__(self, kind, rotor, time, effectiveness=None, detection_delay=0.05, onset: float = 0.0):
+    def __init__(self, kind, rotor, time, effectiveness=None, detection_delay=0.05, onset: float = 0.0,
+                 release_yaw: str = "auto"):
+        if release_yaw not in YAW_POLICIES:
+            raise _err("release_yaw", release_yaw, "unknown policy", f"use one of {', '.join(YAW_POLICIES)}")
+        self.release_yaw = release_yaw
         kinds = (kind,) if isinstance(kind, str) else tuple(kind)
         for k in kinds:
             if k not in FAULT_KINDS:

@@ -264,7 +264,9 @@ def fault_aware(faults: Faults, data: AllocationData, w_des, state: VehicleState
     Known effectiveness ``eta`` (each event after its detection delay) scales the columns of ``G``
     (a lost rotor's column is zero, so a least-squares allocator leaves it out); a rotor known to be
     stuck is held at its measured speed ``omega_j``: its column is removed and its wrench
-    ``eta_j G_j omega_j^2`` taken from the wrench asked of the others.
+    ``eta_j G_j omega_j^2`` taken from the wrench asked of the others. With ``faults.release_yaw`` the yaw
+    row of ``G`` and of the wrench is dropped once a fault is known (``"auto"``: only when the faults leave
+    ``G`` less rank than it had, or no positive inputs for a pure vertical force).
 
     Returns:
         ``(data, w_des)`` with ``G``, its pseudo-inverse and the collective direction rebuilt.
@@ -277,7 +279,28 @@ def fault_aware(faults: Faults, data: AllocationData, w_des, state: VehicleState
         held = eta * (1 - frozen) * state.rotor_speed**2
         w_des = w_des - data.G @ held
     G = data.G * col
+    if faults.release_yaw != "never":  # static: give up the yaw torque after a known fault that needs it
+        known = jnp.any(col < 1)
+        if faults.release_yaw == "auto":
+            known = known & _needs_yaw_release(data.G, G, col)
+        keep = jnp.where(known, jnp.asarray([1.0, 1, 1, 1, 1, 0], G.dtype), 1.0)
+        G, w_des = G * keep[:, None], w_des * keep
     G_pinv = jnp.linalg.pinv(G)
     hover = G_pinv[:, 2]  # the inputs of a pure vertical force: the torque-free collective direction
     collective = hover / jnp.max(jnp.abs(hover))
     return eqx.tree_at(lambda d: (d.G, d.G_pinv, d.collective), data, (G, G_pinv, collective)), w_des
+
+
+def _rank(G):
+    """Numerical rank of ``G`` (singular values above ``1e-9`` of the largest), traced."""
+    sv = jnp.linalg.svd(G, compute_uv=False)
+    return jnp.sum(sv > 1e-9 * sv[0])
+
+
+def _needs_yaw_release(G0, G, col):
+    """Whether the faults leave ``G`` less rank than ``G0`` had, or no positive inputs of the remaining rotors for a
+    pure vertical force (the minimum-norm ones): full pose is then out of reach."""
+    hover = jnp.linalg.pinv(G)[:, 2]
+    alive = col > 0
+    negative = jnp.min(jnp.where(alive, hover * jnp.sign(jnp.sum(hover)), jnp.inf)) < 0
+    return (_rank(G) < _rank(G0)) | negative

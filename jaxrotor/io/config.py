@@ -458,7 +458,7 @@ def from_dict(data: dict, source: str = "<dict>", base_dir: Path | None = None) 
 
 
 #: Keys of one ``[[faults]]`` table.
-FAULT_KEYS = ("kind", "rotor", "time", "effectiveness", "detection_delay")
+FAULT_KEYS = ("kind", "rotor", "time", "effectiveness", "detection_delay", "release_yaw")
 
 
 def _faults(top: Table, flight, platform):
@@ -466,9 +466,10 @@ def _faults(top: Table, flight, platform):
 
     Keys: ``kind`` (``rotor_loss`` | ``rotor_partial`` | ``rotor_stuck`` | ``servo_stuck``), ``rotor``
     (numbered from 1, as the paper numbers them), ``time`` [s], ``effectiveness`` (``rotor_partial``: in
-    ``[0, 1]``), ``detection_delay`` [s] (default 0.05).
+    ``[0, 1]``), ``detection_delay`` [s] (default 0.05), ``release_yaw`` (``"auto"`` | ``"always"`` |
+    ``"never"``, the flight computer's yaw policy once it knows of a fault; one value for the flight).
     """
-    from ..faults import FAULT_KINDS, Faults
+    from ..faults import FAULT_KINDS, YAW_POLICIES, Faults
 
     top.used.add("faults")
     raw = top.data.get("faults")
@@ -477,7 +478,7 @@ def _faults(top: Table, flight, platform):
     if not isinstance(raw, list) or not raw:
         raise top.fail("faults", raw, "faults are an array of tables", "write one [[faults]] table per event, "
                        "with kind, rotor, time")
-    kinds, rotors, times, etas, delays = [], [], [], [], []
+    kinds, rotors, times, etas, delays, policies = [], [], [], [], [], set()
     for i, item in enumerate(raw):
         t = Table(item, top.source, f"faults[{i}]")
         kind = t.choice("kind", FAULT_KINDS)
@@ -493,6 +494,8 @@ def _faults(top: Table, flight, platform):
                           "fraction of thrust the rotor keeps, e.g. effectiveness = 0.5.")
         if not 0.0 <= eta <= 1.0:
             raise t.fail("effectiveness", eta, "an effectiveness lies in [0, 1]", "give e.g. effectiveness = 0.5")
+        if "release_yaw" in t:
+            policies.add(t.choice("release_yaw", YAW_POLICIES))
         delay = t.number("detection_delay", 0.05, fix="the detection delay in s, e.g. 0.05")
         if delay < 0:
             raise t.fail("detection_delay", delay, "a delay is >= 0 s", "give e.g. detection_delay = 0.05")
@@ -502,7 +505,10 @@ def _faults(top: Table, flight, platform):
         times.append(time_)
         etas.append(eta)
         delays.append(delay)
-    faults = Faults(tuple(kinds), rotors, times, etas, delays)
+    if len(policies) > 1:
+        raise top.fail("faults.release_yaw", sorted(policies), "one yaw policy holds for the whole flight",
+                       "give the same release_yaw in every [[faults]] table (or in one of them)")
+    faults = Faults(tuple(kinds), rotors, times, etas, delays, release_yaw=policies.pop() if policies else "auto")
     flight = dataclasses.replace(flight, faults=faults)
     try:
         flight.check_faults(platform)
