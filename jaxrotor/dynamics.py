@@ -35,7 +35,7 @@ from . import so3
 from ._util import as_float
 from .numerics import safe_sqrt
 from .allocation import hover_inputs, wrench
-from .electrical import ElectricOutputs, EnergyState, electric_drive, has_electrical_parts, top_speed
+from .electrical import ElectricOutputs, EnergyState, electric_drive, missing_electrical_parts, top_speed
 from .design.platform import AngleArray, Platform, rotor_axes
 from .registry import REQUIRED, Option, register
 
@@ -480,10 +480,8 @@ class ElectricMotor(AbstractMotor):
 
     def check_platform(self, platform: Platform) -> None:
         """Refuse a platform without a motor ``kv``, a battery or a rotor inertia, by name."""
-        if not has_electrical_parts(platform):
-            parts = platform.parts
-            what = ("has no parts" if parts is None else "has no [parts.battery]" if parts.battery is None
-                    else "has a motor without `kv`")
+        what = missing_electrical_parts(platform)
+        if what is not None:
             raise ValueError(f"ElectricMotor (motor kind \"electric\") draws current from the platform's battery, but "
                              f"platform `{platform.name}` {what}. Fix: build the platform from parts with [parts.motor] "
                              "kv, resistance, no_load_current, max_current and a [parts.battery], or fly kind = "

@@ -67,6 +67,7 @@ __all__ = [
     "power_breakdown",
     "HoverPoint",
     "has_electrical_parts",
+    "missing_electrical_parts",
     "hover_point",
     "discharge_time",
     "constant_power_discharge_time",
@@ -307,11 +308,20 @@ def has_electrical_parts(platform: Platform) -> bool:
     return parts is not None and parts.battery is not None and parts.motor.kv is not None
 
 
+def missing_electrical_parts(platform: Platform) -> str | None:
+    """What the electrical model lacks on ``platform``, as the end of a sentence (``"has no parts"``, ``"has no
+    [parts.battery]"``, ``"has a motor without `kv`"``), or ``None`` when :func:`has_electrical_parts`."""
+    parts = platform.parts
+    if has_electrical_parts(platform):
+        return None
+    return ("has no parts" if parts is None else "has no [parts.battery]" if parts.battery is None
+            else "has a motor without `kv`")
+
+
 def _electric_parts(platform: Platform):
     parts = platform.parts
-    if not has_electrical_parts(platform):
-        what = ("has no parts" if parts is None else "has no [parts.battery]" if parts.battery is None
-                else "has a motor without `kv`")
+    what = missing_electrical_parts(platform)
+    if what is not None:
         raise ValueError(f"Electrical model: platform `{platform.name}` {what}. Fix: build it from parts with "
                          "[parts.motor] kv, resistance, no_load_current, max_current and a [parts.battery] "
                          "(cells, capacity_mah, internal_resistance).")
