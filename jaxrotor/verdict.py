@@ -58,6 +58,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
+from jaxtyping import ArrayLike
 
 from .numerics import safe_norm
 from .so3 import attitude_error
@@ -74,6 +75,7 @@ __all__ = [
     "VerdictThresholds",
     "decide",
     "fault_outcome",
+    "fault_outcome_code",
     "flight_verdict",
     "hover_feasibility",
     "verdict_line",
@@ -413,8 +415,57 @@ def verdict_line(verdicts: dict[str, Verdict]) -> str:
     return "\n".join(v.line(n) for n, v in verdicts.items())
 
 
-#: The words of :func:`fault_outcome` (``metrics.json`` ``fault_outcome``).
+#: The words of :func:`fault_outcome` (``metrics.json`` ``fault_outcome``); :func:`fault_outcome_code` ``i`` is
+#: ``FAULT_OUTCOMES[i]``.
 FAULT_OUTCOMES = ("full_pose", "yaw_released", "lost")
+
+
+def fault_outcome_code(traj: Trajectory, faults, *, settle: float | ArrayLike = 3.0,
+                       position_tol: float | ArrayLike = 0.1, attitude_tol: float | ArrayLike = 0.05) -> Array:
+    """What a flight with faults held after its last fault, as an integer: the index into :data:`FAULT_OUTCOMES`.
+
+    ``0`` (``"full_pose"``), ``1`` (``"yaw_released"``) or ``2`` (``"lost"``); the rule is :func:`fault_outcome`'s.
+    Pure JAX (``jit``, ``vmap``): the fault times, the thresholds and the trajectory may all be traced, so a
+    batch of flights with random faults is judged inside the same compiled program that flies it.
+
+    The judged window starts at ``t_s = min(t_f + settle, t_end - (t_end - t_f)^+ / 5)``, with ``t_f`` the last
+    fault's time and ``t_end`` the last sample (the flight's last fifth after the fault when it ends before
+    ``t_f + settle``). On the samples ``t >= t_s`` the position error is ``e_p = |p_r - p|`` [m] and the attitude
+    error ``e_R`` is Lee's ``1/2 (R_r^T R - R^T R_r)^vee`` [rad] per body axis (roll, pitch, yaw). The flight is
+    ``lost`` when it diverged, the window is empty, ``e_p > position_tol`` or a roll or pitch error exceeds
+    ``attitude_tol`` on any judged sample (a non-finite error counts as exceeding); else ``full_pose`` when the yaw
+    error stays within ``attitude_tol`` too, ``yaw_released`` when it does not.
+
+    Args:
+        traj: the flight's :class:`~jaxrotor.trajectory.Trajectory` (unbatched; ``vmap`` for a batch).
+        faults: the flight's :class:`~jaxrotor.faults.Faults` (its ``time`` ``(k,)`` [s], traced or not).
+        settle: time after the last fault before the flight is judged [s].
+        position_tol: largest position error of a held flight [m].
+        attitude_tol: largest attitude error per axis of a held attitude [rad].
+
+    Returns:
+        ``()`` int32 code.
+    """
+    t = traj.t
+    t_fault = jnp.max(jnp.asarray(faults.time, t.dtype))
+    t_end = t[-1]
+    start = jnp.minimum(t_fault + settle, t_end - 0.2 * jnp.maximum(t_end - t_fault, 0.0))
+    window = t >= start - 1e-9
+    e_p = jnp.linalg.norm(traj.p_ref - traj.p, axis=-1)
+    e_R = jnp.abs(jax.vmap(attitude_error)(traj.R, traj.R_ref))
+    within = e_R <= attitude_tol  # False for a non-finite error
+
+    def held(ok):
+        return jnp.all(jnp.where(window, ok, True))
+
+    position = held(e_p <= position_tol)
+    roll_pitch = held(jnp.all(within[:, :2], axis=-1))
+    full = held(jnp.all(within, axis=-1))
+    lost = jnp.asarray(traj.diverged) | ~jnp.any(window) | ~position | ~roll_pitch
+    return jnp.where(lost, 2, jnp.where(full, 0, 1)).astype(jnp.int32)
+
+
+_compiled_outcome = eqx.filter_jit(fault_outcome_code)
 
 
 def fault_outcome(traj: Trajectory, flight, *, settle: float = 3.0, position_tol: float = 0.1,
@@ -426,21 +477,11 @@ def fault_outcome(traj: Trajectory, flight, *, settle: float = 3.0, position_tol
     ``|p_r - p|`` exceeds ``position_tol`` [m] there; else ``"full_pose"`` when the attitude error against
     the reference attitude stays within ``attitude_tol`` [rad] on every axis, ``"yaw_released"`` when only
     the yaw error exceeds it (roll and pitch within it: position held, heading given up); and ``"lost"`` when
-    roll or pitch do not hold either. ``None`` for a flight without faults.
+    roll or pitch do not hold either. ``None`` for a flight without faults. The rule is
+    :func:`fault_outcome_code` (compiled), whose code names the word in :data:`FAULT_OUTCOMES`.
     """
     if flight.faults is None:
         return None
-    t = np.asarray(traj.t)
-    t_fault = float(np.max(np.asarray(flight.faults.time)))
-    start = min(t_fault + settle, t[-1] - 0.2 * max(t[-1] - t_fault, 0.0))
-    window = t >= start - 1e-9
-    if bool(traj.diverged) or not window.any():
-        return "lost"
-    e_p = np.linalg.norm(np.asarray(traj.p_ref - traj.p)[window], axis=1)
-    R, R_ref = np.asarray(traj.R)[window], np.asarray(traj.R_ref)[window]
-    e_R = np.abs(np.asarray(jax.vmap(attitude_error)(jnp.asarray(R), jnp.asarray(R_ref))))
-    if not np.all(np.isfinite(e_p)) or e_p.max() > position_tol:
-        return "lost"
-    if e_R.max() <= attitude_tol:
-        return "full_pose"
-    return "yaw_released" if e_R[:, :2].max() <= attitude_tol else "lost"
+    code = _compiled_outcome(traj, flight.faults, settle=float(settle), position_tol=float(position_tol),
+                             attitude_tol=float(attitude_tol))
+    return FAULT_OUTCOMES[int(code)]
