@@ -56,8 +56,9 @@ from mujoco import mjx
 
 from .. import so3
 from ..design.platform import TILT_ANGLES, Platform, per_rotor_angles
-from ..dynamics import Actuators, VehicleState
+from ..dynamics import Actuators, FaultState, VehicleState
 from ..electrical import ElectricOutputs, EnergyState
+from ..faults import Faults
 from ..flight import Flight
 from ..plant import AbstractHostPlant, AbstractPlant, PlantOutputs, PlantReading
 from ..tick import PlantInput, external_force, whole_steps
@@ -66,7 +67,7 @@ from .mjcf import ModelOptions, PhysicsModel, build_model, warn_mismatch
 from .parts import Parts, default_parts
 
 __all__ = ["MJXPlant", "MJXPlantState", "MuJoCoPlant", "PropellerServo", "com_wrench", "electric_engine_step",
-           "engine_controls", "hinge_load", "propeller_force_range", "propeller_servo", "spin_actuators"]
+           "engine_controls", "engine_faults", "hinge_load", "propeller_force_range", "propeller_servo", "spin_actuators"]
 
 
 class _Static:
@@ -193,8 +194,34 @@ def electric_engine_step(platform: Platform, motor, sign, qvel, u_cmd, energy: E
     return sign * platform.J_r * w_dot, u, energy_next, out
 
 
+def engine_faults(faults: Faults | None, n: int, t, k: int, h: float) -> FaultState | None:
+    """The faults at the start of each of the ``k`` engine steps of one control interval (pure JAX).
+
+    Args:
+        faults: the flight's :class:`~jaxrotor.faults.Faults`, or ``None``.
+        n: number of rotors (static). t: ``()`` the interval's start [s]. k: engine steps per interval
+            (static). h: the engine step [s].
+
+    Returns:
+        A :class:`~jaxrotor.dynamics.FaultState` whose leaves are ``(k, n)``: row ``j`` is
+        ``FaultState.at(faults, n, t + j h)`` (the effectiveness ``eta_i`` of :func:`jaxrotor.faults.effectiveness`,
+        the stuck factors of :func:`jaxrotor.faults.stuck` and :func:`jaxrotor.faults.servo_stuck`, ``None`` without
+        events of their kind); ``None`` without faults. The engine holds row ``j`` over step ``j``.
+    """
+    if faults is None:
+        return None
+    dtype = faults.time.dtype
+    times = jnp.asarray(t, dtype) + h * jnp.arange(k, dtype=dtype)
+    return jax.vmap(lambda tj: FaultState.at(faults, n, tj))(times)
+
+
+def _frozen_rate(rate, factor):
+    """A tilt rate times the per-rotor stuck factor (an angle set with one angle per rotor; others unchanged)."""
+    return rate * factor if jnp.shape(rate) == jnp.shape(factor) else rate
+
+
 def engine_controls(pm: PhysicsModel, platform: Platform, actuators: Actuators, motor_speed, angles, command,
-                    k: int, h: float):
+                    k: int, h: float, fault: FaultState | None = None):
     """The engine controls of the ``k`` engine steps of one control interval (pure JAX).
 
     Args:
@@ -205,6 +232,11 @@ def engine_controls(pm: PhysicsModel, platform: Platform, actuators: Actuators, 
         angles: ``{"alpha": ..., "beta": ...}`` the servo models' angles at the start [rad].
         command: the held :class:`~jaxrotor.dynamics.RotorCommand`.
         k: engine steps per interval (static). h: the engine step [s].
+        fault: the faults of each engine step (:func:`engine_faults`, leaves ``(k, n)``), or ``None``. A stuck
+            rotor's motor-model rate and a stuck servo's rate are multiplied by their factors (the motor and servo
+            models keep their speed and angle, as ``vehicle_derivative`` does on the analytic layer); the thrust
+            inputs of ``ctrl`` are not scaled by the effectiveness here: the plants scale each engine step's
+            (:class:`MJXPlant`, :class:`MuJoCoPlant`).
 
     Returns:
         ``(ctrl (k, nu), motor_speed (n,), angles, u_first (n,), speed_first (n,))``: the controls of each
@@ -228,12 +260,14 @@ def engine_controls(pm: PhysicsModel, platform: Platform, actuators: Actuators, 
         target = sign * actuators.motor.commanded_speed(platform, command.u)
     elif electric:  # the motor's torque, per engine step from the command (electric_engine_step)
         target = jnp.broadcast_to(command.u, w.shape).astype(w.dtype)
-    for _ in range(k):
+    for j in range(k):
         if propeller_motor or electric:
             u_j, w_j, w_dot = jnp.zeros_like(w), w, jnp.zeros_like(w)
             parts = [u_j, target]
         else:
             u_j, w_j, w_dot = actuators.motor.applied(platform, w, command.u)
+            if fault is not None and fault.stuck is not None:  # a stuck rotor's motor keeps its speed
+                w_dot = fault.stuck[j] * w_dot
             parts = [u_j]
             if pm.options.spin:
                 parts.append(sign * w_j)
@@ -244,6 +278,8 @@ def engine_controls(pm: PhysicsModel, platform: Platform, actuators: Actuators, 
             current = angles[key]
             if key in pm.ctrl_tilt:
                 a_j, a_dot = actuators.servo.applied(current, jnp.broadcast_to(getattr(command, key), current.shape))
+                if fault is not None and fault.servo is not None:  # a stuck servo keeps its angle
+                    a_dot = _frozen_rate(a_dot, fault.servo[j])
                 per = per_rotor_angles(platform, **{key: a_j})[TILT_ANGLES.index(key)]
                 parts.append(jnp.broadcast_to(per, (n,)))
                 new_angles[key] = current + h * a_dot
@@ -371,10 +407,7 @@ class _PhysicsPlant(AbstractPlant):
                              ") draws current from the battery and turns each propeller by its torque, which needs "
                              "the propeller's own speed: the physics layer flies it on spinning propellers only. Fix: "
                              "spin_propellers=True (ModelOptions(spin=True), the default), or fly the analytic layer.")
-        if flight.faults is not None:
-            raise ValueError(f"Flight parameter `faults` = {flight.faults.kind!r}: the {self.name} plant does not "
-                             "model faults yet. Fix: fly the analytic layer (AnalyticPlant, jaxrotor simulate "
-                             "without --physics), or drop the faults.")
+        flight.check_faults(platform)  # a rotor outside the vehicle, stuck kinds the actuators cannot carry
 
     def steps(self, flight: Flight) -> int:
         """Engine steps per control interval."""
@@ -400,6 +433,7 @@ class MJXPlantState(eqx.Module):
         steps: engine steps per control interval (static).
         energy: the battery's :class:`~jaxrotor.electrical.EnergyState` when the motor draws current from it,
             else ``None``.
+        faults: the flight's :class:`~jaxrotor.faults.Faults`, or ``None``.
     """
 
     data: mjx.Data
@@ -412,6 +446,7 @@ class MJXPlantState(eqx.Module):
     wind: Wind | None
     steps: int = eqx.field(static=True)
     energy: EnergyState | None = None
+    faults: Faults | None = None
 
 
 def _mjx_contact_force(m: mjx.Model, d: mjx.Data, geom_bodyid: np.ndarray):
@@ -489,7 +524,8 @@ class MJXPlant(_PhysicsPlant):
                                electrical=electrical)
         return MJXPlantState(data=d, motor_speed=state0.rotor_speed, alpha=jnp.asarray(state0.alpha, dtype),
                              beta=jnp.asarray(state0.beta, dtype), applied=applied, platform=platform,
-                             actuators=flight.actuators, wind=flight.wind, steps=self.steps(flight), energy=energy)
+                             actuators=flight.actuators, wind=flight.wind, steps=self.steps(flight), energy=energy,
+                             faults=flight.faults)
 
     def _spin_speed(self, d, n):
         pm = self.model.value
@@ -498,9 +534,10 @@ class MJXPlant(_PhysicsPlant):
     def step(self, plant_state: MJXPlantState, plant_input: PlantInput, dt) -> MJXPlantState:
         ps, pm, m = plant_state, self.model.value, self.mjx_model
         platform = ps.platform
+        fault = engine_faults(ps.faults, platform.n_rotors, plant_input.t, ps.steps, pm.options.timestep)
         ctrl, w, angles, u_first, w_first = engine_controls(
             pm, platform, ps.actuators, ps.motor_speed, {"alpha": ps.alpha, "beta": ps.beta}, plant_input.command,
-            ps.steps, pm.options.timestep)
+            ps.steps, pm.options.timestep, fault)
         frame = mujoco.mj_name2id(pm.model, mujoco.mjtObj.mjOBJ_BODY, "frame")
         offset_b = -jnp.asarray(pm.model.body_ipos[frame], ps.data.qpos.dtype)
         servo_ff = [(pm.ctrl_tilt[key], pm.tilt_qvel[key], jnp.asarray(pm.model.actuator_gainprm[pm.ctrl_tilt[key], 0]))
@@ -522,21 +559,29 @@ class MJXPlant(_PhysicsPlant):
             m = m.replace(actuator_forcelimited=limited)
         h = pm.options.timestep
 
-        def engine_step(d, energy, row):
+        stuck = fault is not None and fault.stuck is not None
+
+        def engine_step(d, energy, row, f_j):
             for sl, dof, kp in servo_ff:
                 row = row.at[sl].add(hinge_load(d.qfrc_bias, d.qfrc_actuator, d.actuator_force, sl, dof) / kp)
             m_j, electrical = m, None
             if electric:  # the motor's torque and the battery from the propeller's speed at the step's start
                 torque, u, energy, electrical = electric_engine_step(platform, ps.actuators.motor, sign,
                                                                      d.qvel[spin_dof], row[spin_act], energy, h)
+                if stuck:  # a stuck rotor: the propeller's acceleration times the stuck factor
+                    torque = f_j.stuck * torque
                 row = row.at[pm.ctrl_u].set(u).at[spin_act].set(torque)
             if servo is not None:  # thrust and drag from the propeller's speed at the step's start
                 speed = d.qvel[spin_dof]
                 row = row.at[pm.ctrl_u].set(speed**2)
+                if stuck:  # a stuck rotor: the servo's pull times the stuck factor (f = 0 holds the speed it has)
+                    row = row.at[spin_act].set(f_j.stuck * row[spin_act] + (1 - f_j.stuck) * speed)
                 if servo.torque_max is not None:  # the current limit on the servo torque, for this step
                     lo, hi = propeller_force_range(servo, sign, jnp.abs(speed))
                     m_j = m.replace(actuator_forcerange=m.actuator_forcerange.at[spin_act, 0].set(lo)
                                     .at[spin_act, 1].set(hi))
+            if f_j is not None:  # thrust and drag torque of rotor i times eta_i at the step's start
+                row = row.at[pm.ctrl_u].multiply(f_j.effectiveness)
             f = external_force(ps.wind, d.qvel[0:3], plant_input.air, plant_input.force)
             xfrc = jnp.zeros_like(d.xfrc_applied).at[frame].set(com_wrench(d.xmat[frame].reshape(9), offset_b, f,
                                                                            xp=jnp))
@@ -546,8 +591,8 @@ class MJXPlant(_PhysicsPlant):
 
         def one(carry, xs):
             d, energy, first = carry
-            row, i = xs
-            d, energy, electrical = engine_step(d, energy, row)
+            row, i, f_j = xs
+            d, energy, electrical = engine_step(d, energy, row, f_j)
             # the first step's: at its start (the electrical chain is evaluated before the step)
             seen = (d.qacc[0:6], _mjx_contact_force(m, d, pm.model.geom_bodyid), electrical)
             first = jax.tree_util.tree_map(lambda a, b: jnp.where(i == 0, b, a), first, seen)
@@ -555,7 +600,7 @@ class MJXPlant(_PhysicsPlant):
 
         zeros = (jnp.zeros(6, d0.qpos.dtype), jnp.zeros(3, d0.qpos.dtype), ps.applied.electrical)
         (d_end, energy, (acc, contact, electrical)), _ = jax.lax.scan(one, (d0, ps.energy, zeros),
-                                                                      (ctrl, jnp.arange(ctrl.shape[0])))
+                                                                      (ctrl, jnp.arange(ctrl.shape[0]), fault))
         a, b = _hinge_angles(platform, pm, d0.qpos, ps.alpha, ps.beta, xp=jnp)
         if servo is not None or electric:  # the motor turns the propeller: its speeds are the engine's
             w_first = self._spin_speed(d0, platform.n_rotors)
@@ -786,7 +831,8 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
                                                   np.array(m.actuator_gainprm[pm.ctrl_tilt[key], 0]))
                                                  for key in pm.ctrl_tilt], model=m,
                        propeller=None if servo is None else _HostPropeller(pm, m, d, servo),
-                       electric=None)
+                       electric=None, faults=flight.faults, stuck=flight.faults is not None
+                       and flight.faults.kinds_present(("rotor_stuck",)))
         energy = electrical = None
         if drives_by_current(pm, flight.actuators):  # the battery's state, and the chain at the held hover command
             elec = context["electric"] = _HostElectric(pm, platform, flight.actuators.motor, platform.mass.dtype)
@@ -807,21 +853,25 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
 
     def actuation(self, plant_state: _HostState):
         c = plant_state.context
+        args = (c["platform"], c["actuators"], c["faults"])
         if "actuate" in c:  # one function per flight: a direct step() compiles it once
-            return (c["platform"], c["actuators"]), c["actuate"]
+            return args, c["actuate"]
         pm, k, (n, na, _) = c["pm"], c["k"], c["sizes"]
-        a_shape, b_shape = c["a_shape"], c["b_shape"]
+        a_shape, b_shape, stuck = c["a_shape"], c["b_shape"], c["stuck"]
 
         def actuate(args, act_x, plant_input: PlantInput):
-            platform, actuators = args
+            platform, actuators, faults = args
             angles = {"alpha": act_x[n:n + na].reshape(a_shape), "beta": act_x[n + na:].reshape(b_shape)}
+            fault = engine_faults(faults, n, plant_input.t, k, pm.options.timestep)
             ctrl, w, ang, u_first, w_first = engine_controls(pm, platform, actuators, act_x[:n], angles,
-                                                             plant_input.command, k, pm.options.timestep)
+                                                             plant_input.command, k, pm.options.timestep, fault)
+            # with faults: each engine step's effectiveness (k, n) and, with a stuck rotor, its stuck factors (k, n)
+            per_step = [] if fault is None else [fault.effectiveness.ravel()] + ([fault.stuck.ravel()] if stuck else [])
             return jnp.concatenate([ctrl.ravel(), w, ang["alpha"].ravel(), ang["beta"].ravel(), u_first, w_first,
-                                    plant_input.air, plant_input.force])
+                                    plant_input.air, plant_input.force, *per_step])
 
         c["actuate"] = jax.jit(actuate)
-        return (c["platform"], c["actuators"]), c["actuate"]
+        return args, c["actuate"]
 
     def actuator_vector(self, plant_state: _HostState):
         return plant_state.actuators
@@ -835,7 +885,12 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
         ctrl = drive[:k * nu].reshape(k, nu)
         rest = drive[k * nu:]
         u_first, w_first = rest[n + na + nb:2 * n + na + nb], rest[2 * n + na + nb:3 * n + na + nb]
-        air, force = rest[3 * n + na + nb:3 * n + na + nb + 3], rest[3 * n + na + nb + 3:]
+        air, force = rest[3 * n + na + nb:3 * n + na + nb + 3], rest[3 * n + na + nb + 3:3 * n + na + nb + 6]
+        eta = stuck = None
+        if c["faults"] is not None:  # the effectiveness and stuck factors of each engine step (k, n)
+            per_step = rest[3 * n + na + nb + 6:]
+            eta = per_step[:k * n].reshape(k, n)
+            stuck = per_step[k * n:].reshape(k, n) if c["stuck"] else None
         a_now, b_now = _host_angles(ps)
         speed_now = _host_spin_speed(pm, d, n)
         frame, offset_b, wind = c["frame"], c["offset_b"], c["wind"]
@@ -850,6 +905,14 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
                 energy_next, out = elec.step(d, energy)
                 electrical = out if j == 0 else electrical
                 energy = energy_next if dt > 0 else energy
+            if stuck is not None and (prop is not None or elec is not None):  # the propeller hinges of stuck rotors
+                f, spin = stuck[j], pm.ctrl_spin
+                if elec is not None:  # the propeller's acceleration times the stuck factor
+                    d.ctrl[spin] = f * d.ctrl[spin]
+                else:  # the servo's pull times the stuck factor: f = 0 holds the speed the propeller has
+                    d.ctrl[spin] = f * d.ctrl[spin] + (1 - f) * d.qvel[pm.spin_qvel]
+            if eta is not None:  # thrust and drag torque of rotor i times eta_i at the step's start
+                d.ctrl[pm.ctrl_u] = eta[j] * d.ctrl[pm.ctrl_u]
             for sl, dof, kp in c["servo_ff"]:
                 d.ctrl[sl] = row[sl] + hinge_load(d.qfrc_bias, d.qfrc_actuator, d.actuator_force, sl, dof) / kp
             if wind is not None:  # the drag follows the engine's velocity at every step
