@@ -111,6 +111,7 @@ from .design_terms import ZeroMomentVolume as ZeroMomentVolume
 from .electrical_terms import Endurance as Endurance
 from .electrical_terms import PayloadCapacity as PayloadCapacity
 from .electrical_terms import PeakCurrent as PeakCurrent
+from .fault_terms import WorstRotorLoss as WorstRotorLoss
 
 __all__ = [
     "AbstractTerm",
