@@ -482,6 +482,7 @@ def fault_outcome(traj: Trajectory, flight, *, settle: float = 3.0, position_tol
     """
     if flight.faults is None:
         return None
-    code = _compiled_outcome(traj, flight.faults, settle=float(settle), position_tol=float(position_tol),
-                             attitude_tol=float(attitude_tol))
+    dtype = traj.t.dtype  # thresholds as arrays: one compilation serves every value
+    code = _compiled_outcome(traj, flight.faults, settle=jnp.asarray(settle, dtype),
+                             position_tol=jnp.asarray(position_tol, dtype), attitude_tol=jnp.asarray(attitude_tol, dtype))
     return FAULT_OUTCOMES[int(code)]
