@@ -28,8 +28,8 @@ Checks (one ``check ...: PASS/FAIL`` line each; exit 1 if any fails):
 
 Run::
 
-    python experiments/fault_monte_carlo.py            # N = 1024 (about 7 min on 2 CPU cores)
-    python experiments/fault_monte_carlo.py --quick    # N = 16 (about 40 s on 2 CPU cores)
+    python experiments/fault_monte_carlo.py            # N = 1024 (760 s on 2 CPU cores shared with other jobs)
+    python experiments/fault_monte_carlo.py --quick    # N = 16 (about 1 min)
 """
 
 from __future__ import annotations
