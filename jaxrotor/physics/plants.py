@@ -67,7 +67,8 @@ from .mjcf import ModelOptions, PhysicsModel, build_model, warn_mismatch
 from .parts import Parts, default_parts
 
 __all__ = ["MJXPlant", "MJXPlantState", "MuJoCoPlant", "PropellerServo", "com_wrench", "electric_engine_step",
-           "engine_controls", "engine_faults", "hinge_load", "propeller_force_range", "propeller_servo", "spin_actuators"]
+           "engine_controls", "engine_faults", "hinge_load", "propeller_force_range", "propeller_servo", "spin_actuators",
+           "stuck_hinges"]
 
 
 class _Static:
@@ -218,6 +219,35 @@ def engine_faults(faults: Faults | None, n: int, t, k: int, h: float) -> FaultSt
 def _frozen_rate(rate, factor):
     """A tilt rate times the per-rotor stuck factor (an angle set with one angle per rotor; others unchanged)."""
     return rate * factor if jnp.shape(rate) == jnp.shape(factor) else rate
+
+
+def stuck_hinges(stuck, hold, qvel, spin_ctrl, electric: bool, k_hold):
+    """``(n,)`` the propeller hinge controls of one engine step with stuck rotors (NumPy or JAX arrays).
+
+    A stuck rotor's propeller keeps the hinge speed ``hold_i`` it had at the fault (signed, [rad/s]; the analytic
+    layer freezes the rotor speed: its rate times ``f_i``). With ``f_i`` the stuck factor of the step
+    (:func:`jaxrotor.faults.stuck`, 1 before the fault, 0 after a step onset):
+
+    * the propellers as the motor (velocity servos, target ``spin_ctrl``): the target
+      ``f_i spin_ctrl_i + (1 - f_i) hold_i``: the servo holds the speed at the fault;
+    * a motor that draws current (torque motors, torque ``spin_ctrl`` from :func:`electric_engine_step`):
+      ``f_i spin_ctrl_i + (1 - f_i) k_hold_i (hold_i - qvel_i)``, the motor's torque faded out and a speed hold of
+      gain ``k_hold = I_spin / spin_time_constant`` [N m s/rad] faded in.
+
+    ``qvel``: ``(n,)`` the hinge speeds at the step's start [rad/s]. The plants carry ``hold`` from step to step as
+    ``f_i qvel_i + (1 - f_i) hold_i`` at the step's end, so it tracks the propeller until the fault and then stays.
+    """
+    if electric:
+        return stuck * spin_ctrl + (1 - stuck) * k_hold * (hold - qvel)
+    return stuck * spin_ctrl + (1 - stuck) * hold
+
+
+def _holds_spin(pm: PhysicsModel, actuators: Actuators, faults: Faults | None) -> bool:
+    """Whether a stuck rotor's propeller hinge needs a held speed (:func:`stuck_hinges`): a ``rotor_stuck`` event
+    and spinning propellers turned by the motor itself (its velocity servo or its current)."""
+    turns_itself = actuators.motor.speed_time_constant() is not None or drives_by_current(pm, actuators)
+    return (faults is not None and faults.kinds_present(("rotor_stuck",)) and bool(pm.options.spin)
+            and turns_itself)
 
 
 def engine_controls(pm: PhysicsModel, platform: Platform, actuators: Actuators, motor_speed, angles, command,
@@ -434,6 +464,8 @@ class MJXPlantState(eqx.Module):
         energy: the battery's :class:`~jaxrotor.electrical.EnergyState` when the motor draws current from it,
             else ``None``.
         faults: the flight's :class:`~jaxrotor.faults.Faults`, or ``None``.
+        spin_hold: ``(n,)`` the signed propeller hinge speeds a stuck rotor keeps [rad/s] (:func:`stuck_hinges`),
+            or ``None`` (no ``rotor_stuck`` event, or propellers that follow a motor model).
     """
 
     data: mjx.Data
@@ -447,6 +479,7 @@ class MJXPlantState(eqx.Module):
     steps: int = eqx.field(static=True)
     energy: EnergyState | None = None
     faults: Faults | None = None
+    spin_hold: jax.Array | None = None
 
 
 def _mjx_contact_force(m: mjx.Model, d: mjx.Data, geom_bodyid: np.ndarray):
@@ -525,7 +558,8 @@ class MJXPlant(_PhysicsPlant):
         return MJXPlantState(data=d, motor_speed=state0.rotor_speed, alpha=jnp.asarray(state0.alpha, dtype),
                              beta=jnp.asarray(state0.beta, dtype), applied=applied, platform=platform,
                              actuators=flight.actuators, wind=flight.wind, steps=self.steps(flight), energy=energy,
-                             faults=flight.faults)
+                             faults=flight.faults,
+                             spin_hold=d.qvel[pm.spin_qvel] if _holds_spin(pm, flight.actuators, flight.faults) else None)
 
     def _spin_speed(self, d, n):
         pm = self.model.value
@@ -559,23 +593,25 @@ class MJXPlant(_PhysicsPlant):
             m = m.replace(actuator_forcelimited=limited)
         h = pm.options.timestep
 
-        stuck = fault is not None and fault.stuck is not None
+        hold_spin = ps.spin_hold is not None  # static: stuck rotors whose propellers the motor turns
+        k_hold = (jnp.asarray(pm.spin_inertia, ps.data.qpos.dtype) / pm.options.spin_time_constant) if hold_spin \
+            else None
 
-        def engine_step(d, energy, row, f_j):
+        def engine_step(d, energy, row, f_j, hold):
             for sl, dof, kp in servo_ff:
                 row = row.at[sl].add(hinge_load(d.qfrc_bias, d.qfrc_actuator, d.actuator_force, sl, dof) / kp)
             m_j, electrical = m, None
             if electric:  # the motor's torque and the battery from the propeller's speed at the step's start
                 torque, u, energy, electrical = electric_engine_step(platform, ps.actuators.motor, sign,
                                                                      d.qvel[spin_dof], row[spin_act], energy, h)
-                if stuck:  # a stuck rotor: the propeller's acceleration times the stuck factor
-                    torque = f_j.stuck * torque
+                if hold_spin:  # a stuck rotor's propeller keeps its speed
+                    torque = stuck_hinges(f_j.stuck, hold, d.qvel[spin_dof], torque, True, k_hold)
                 row = row.at[pm.ctrl_u].set(u).at[spin_act].set(torque)
             if servo is not None:  # thrust and drag from the propeller's speed at the step's start
                 speed = d.qvel[spin_dof]
                 row = row.at[pm.ctrl_u].set(speed**2)
-                if stuck:  # a stuck rotor: the servo's pull times the stuck factor (f = 0 holds the speed it has)
-                    row = row.at[spin_act].set(f_j.stuck * row[spin_act] + (1 - f_j.stuck) * speed)
+                if hold_spin:  # a stuck rotor's propeller keeps its speed: the servo's target held
+                    row = row.at[spin_act].set(stuck_hinges(f_j.stuck, hold, speed, row[spin_act], False, k_hold))
                 if servo.torque_max is not None:  # the current limit on the servo torque, for this step
                     lo, hi = propeller_force_range(servo, sign, jnp.abs(speed))
                     m_j = m.replace(actuator_forcerange=m.actuator_forcerange.at[spin_act, 0].set(lo)
@@ -585,22 +621,25 @@ class MJXPlant(_PhysicsPlant):
             f = external_force(ps.wind, d.qvel[0:3], plant_input.air, plant_input.force)
             xfrc = jnp.zeros_like(d.xfrc_applied).at[frame].set(com_wrench(d.xmat[frame].reshape(9), offset_b, f,
                                                                            xp=jnp))
-            return mjx.step(m_j, d.replace(ctrl=row, xfrc_applied=xfrc)), energy, electrical
+            d = mjx.step(m_j, d.replace(ctrl=row, xfrc_applied=xfrc))
+            if hold_spin:  # the speed a stuck rotor keeps: the propeller's until the fault
+                hold = f_j.stuck * d.qvel[spin_dof] + (1 - f_j.stuck) * hold
+            return d, energy, electrical, hold
 
         d0 = ps.data
 
         def one(carry, xs):
-            d, energy, first = carry
+            d, energy, first, hold = carry
             row, i, f_j = xs
-            d, energy, electrical = engine_step(d, energy, row, f_j)
+            d, energy, electrical, hold = engine_step(d, energy, row, f_j, hold)
             # the first step's: at its start (the electrical chain is evaluated before the step)
             seen = (d.qacc[0:6], _mjx_contact_force(m, d, pm.model.geom_bodyid), electrical)
             first = jax.tree_util.tree_map(lambda a, b: jnp.where(i == 0, b, a), first, seen)
-            return (d, energy, first), None
+            return (d, energy, first, hold), None
 
         zeros = (jnp.zeros(6, d0.qpos.dtype), jnp.zeros(3, d0.qpos.dtype), ps.applied.electrical)
-        (d_end, energy, (acc, contact, electrical)), _ = jax.lax.scan(one, (d0, ps.energy, zeros),
-                                                                      (ctrl, jnp.arange(ctrl.shape[0]), fault))
+        (d_end, energy, (acc, contact, electrical), hold), _ = jax.lax.scan(
+            one, (d0, ps.energy, zeros, ps.spin_hold), (ctrl, jnp.arange(ctrl.shape[0]), fault))
         a, b = _hinge_angles(platform, pm, d0.qpos, ps.alpha, ps.beta, xp=jnp)
         if servo is not None or electric:  # the motor turns the propeller: its speeds are the engine's
             w_first = self._spin_speed(d0, platform.n_rotors)
@@ -610,10 +649,10 @@ class MJXPlant(_PhysicsPlant):
                                contact_force=contact, motor_speed=w_first, electrical=electrical)
         moving = dt > 0  # dt = 0 (the last tick): record what is applied, advance nothing
         keep = lambda new, old: jax.tree_util.tree_map(lambda x, y: jnp.where(moving, x, y), new, old)
-        return eqx.tree_at(lambda s: (s.data, s.motor_speed, s.alpha, s.beta, s.energy, s.applied), ps,
+        return eqx.tree_at(lambda s: (s.data, s.motor_speed, s.alpha, s.beta, s.energy, s.applied, s.spin_hold), ps,
                            (keep(d_end, d0), keep(w, ps.motor_speed), keep(angles["alpha"], ps.alpha),
-                            keep(angles["beta"], ps.beta), keep(energy, ps.energy), applied),
-                           is_leaf=lambda x: x is None)
+                            keep(angles["beta"], ps.beta), keep(energy, ps.energy), applied,
+                            keep(hold, ps.spin_hold)), is_leaf=lambda x: x is None)
 
     def read(self, plant_state: MJXPlantState) -> PlantReading:
         ps, pm = plant_state, self.model.value
@@ -637,13 +676,14 @@ class _HostState:
     servo model states ``actuators = [motor speeds (n), alpha, beta]``, what was applied at the start of the
     last interval (``(accel, angular_accel, u, rotor_speed, alpha, beta, contact_force, motor_speed,
     electrical)``, NumPy), whether the engine stayed healthy and the battery's state ``energy``
-    (``[soc, work (6)]``, NumPy; ``None`` unless the motor draws current)."""
+    (``[soc, work (6)]``, NumPy; ``None`` unless the motor draws current) and the signed hinge speeds a stuck
+    rotor's propeller keeps (``spin_hold``, :func:`stuck_hinges`; ``None`` unless needed)."""
 
-    __slots__ = ("data", "actuators", "applied", "ok", "context", "energy")
+    __slots__ = ("data", "actuators", "applied", "ok", "context", "energy", "spin_hold")
 
-    def __init__(self, data, actuators, applied, ok, context, energy=None):
+    def __init__(self, data, actuators, applied, ok, context, energy=None, spin_hold=None):
         self.data, self.actuators, self.applied, self.ok, self.context = data, actuators, applied, ok, context
-        self.energy = energy
+        self.energy, self.spin_hold = energy, spin_hold
 
 
 def contact_force(model: mujoco.MjModel, data: mujoco.MjData) -> np.ndarray:
@@ -832,7 +872,9 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
                                                  for key in pm.ctrl_tilt], model=m,
                        propeller=None if servo is None else _HostPropeller(pm, m, d, servo),
                        electric=None, faults=flight.faults, stuck=flight.faults is not None
-                       and flight.faults.kinds_present(("rotor_stuck",)))
+                       and flight.faults.kinds_present(("rotor_stuck",)),
+                       k_hold=np.asarray(pm.spin_inertia, dtype=float) / pm.options.spin_time_constant
+                       if _holds_spin(pm, flight.actuators, flight.faults) else None)
         energy = electrical = None
         if drives_by_current(pm, flight.actuators):  # the battery's state, and the chain at the held hover command
             elec = context["electric"] = _HostElectric(pm, platform, flight.actuators.motor, platform.mass.dtype)
@@ -842,7 +884,8 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
         applied = (d.qacc[0:3].copy(), d.qacc[3:6].copy(), s0.rotor_speed**2, _host_spin_speed(pm, d, n), a, b,
                    contact_force(m, d), s0.rotor_speed, electrical)
         actuators = np.concatenate([s0.rotor_speed, np.ravel(s0.alpha), np.ravel(s0.beta)])
-        return _HostState(d, actuators, applied, True, context, energy)
+        hold = d.qvel[pm.spin_qvel].copy() if context["k_hold"] is not None else None
+        return _HostState(d, actuators, applied, True, context, energy, hold)
 
     def controller_platform(self, platform, plant_state):
         pm = plant_state.context["pm"]
@@ -887,6 +930,7 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
         u_first, w_first = rest[n + na + nb:2 * n + na + nb], rest[2 * n + na + nb:3 * n + na + nb]
         air, force = rest[3 * n + na + nb:3 * n + na + nb + 3], rest[3 * n + na + nb + 3:3 * n + na + nb + 6]
         eta = stuck = None
+        hold = ps.spin_hold
         if c["faults"] is not None:  # the effectiveness and stuck factors of each engine step (k, n)
             per_step = rest[3 * n + na + nb + 6:]
             eta = per_step[:k * n].reshape(k, n)
@@ -905,12 +949,9 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
                 energy_next, out = elec.step(d, energy)
                 electrical = out if j == 0 else electrical
                 energy = energy_next if dt > 0 else energy
-            if stuck is not None and (prop is not None or elec is not None):  # the propeller hinges of stuck rotors
-                f, spin = stuck[j], pm.ctrl_spin
-                if elec is not None:  # the propeller's acceleration times the stuck factor
-                    d.ctrl[spin] = f * d.ctrl[spin]
-                else:  # the servo's pull times the stuck factor: f = 0 holds the speed the propeller has
-                    d.ctrl[spin] = f * d.ctrl[spin] + (1 - f) * d.qvel[pm.spin_qvel]
+            if hold is not None:  # a stuck rotor's propeller keeps its speed (servo target or hinge torque)
+                d.ctrl[pm.ctrl_spin] = stuck_hinges(stuck[j], hold, d.qvel[pm.spin_qvel], d.ctrl[pm.ctrl_spin],
+                                                    elec is not None, c["k_hold"])
             if eta is not None:  # thrust and drag torque of rotor i times eta_i at the step's start
                 d.ctrl[pm.ctrl_u] = eta[j] * d.ctrl[pm.ctrl_u]
             for sl, dof, kp in c["servo_ff"]:
@@ -920,6 +961,8 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
                 d.xfrc_applied[frame] = com_wrench(d.xmat[frame], offset_b, f)
             if dt > 0:
                 mujoco.mj_step(m, d)
+                if hold is not None:  # the speed a stuck rotor keeps: the propeller's until the fault
+                    hold = stuck[j] * d.qvel[pm.spin_qvel] + (1 - stuck[j]) * hold
             else:  # the last tick: what the command applies now, nothing advances
                 mujoco.mj_forward(m, d)
             if j == 0:
@@ -932,7 +975,7 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
         applied = (record[0][0:3], record[0][3:6], u_first, speed_now, a_now, b_now, record[1], w_first,
                    None if elec is None else elec.outputs(electrical))
         ok = d.warning[mujoco.mjtWarning.mjWARN_BADQACC].number == 0
-        return _HostState(d, act, applied, ok, c, energy)
+        return _HostState(d, act, applied, ok, c, energy, hold)
 
 
 
