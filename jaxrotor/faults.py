@@ -37,13 +37,20 @@ import numpy as np
 from jax import Array
 from jaxtyping import ArrayLike, Float, Int
 
-__all__ = ["FAULT_KINDS", "YAW_POLICIES", "Faults", "effectiveness", "known_effectiveness", "stuck", "known_stuck",
+__all__ = ["FAULT_KINDS", "YAW_POLICIES", "FULL_POSE_MARGIN", "OUTCOMES", "Faults", "effectiveness", "known_effectiveness", "stuck", "known_stuck",
            "servo_stuck", "random_rotor_faults", "fault_rotors"]
 
 #: The fault kinds (``[[faults]] kind``).
 FAULT_KINDS = ("rotor_loss", "rotor_partial", "rotor_stuck", "servo_stuck")
+#: What a vehicle holds after a fault: the words of :func:`jaxrotor.verdict.fault_outcome`, ``jaxrotor faults``
+#: and :class:`jaxrotor.analysis.RotorLoss`.
+OUTCOMES = ("full_pose", "yaw_released", "lost")
 #: The flight computer's yaw policies after a known fault (:attr:`Faults.release_yaw`).
 YAW_POLICIES = ("auto", "always", "never")
+#: Least hover input of a remaining rotor, as a fraction of their mean, for full pose after a fault: below it
+#: the flight computer releases yaw (``release_yaw = "auto"``) and the rotor-loss analysis
+#: (:func:`jaxrotor.analysis.rotor_loss`) gives ``"yaw_released"`` or ``"lost"``.
+FULL_POSE_MARGIN = 0.02
 #: Kinds that scale a rotor's thrust and drag by an effectiveness.
 THRUST_KINDS = ("rotor_loss", "rotor_partial")
 

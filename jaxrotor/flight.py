@@ -25,20 +25,23 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import Array
+from jaxtyping import Bool, Float
 
 from .allocation import allocation_rank
-from .allocators import AbstractAllocator, Allocation, AllocationData, PseudoInverse
+from .allocators import AbstractAllocator, Allocation, AllocationData, BoxLS, PseudoInverse, allocation_record
 from .control import AbstractController
 from .design.platform import TILT_ANGLES, Platform, is_concrete
 from .dynamics import Actuators, RotorCommand, VehicleState, initial_state
-from .faults import Faults, known_effectiveness, known_stuck
+from .faults import FULL_POSE_MARGIN, Faults, known_effectiveness, known_stuck
 from .integrate import Integrator, save_times
 from .reference import AbstractReference, RefSample
 from .sensors import Sensors
 from .tilting import check_tilt_flight
 from .wind import Wind
 
-__all__ = ["DivergenceLimits", "Flight", "fault_aware", "flight_computer"]
+__all__ = ["DivergenceLimits", "Flight", "FaultPlan", "fault_aware", "flight_computer", "yaw_released_allocation",
+           "RELEASED_YAW_WEIGHT", "RELEASED_RIDGE"]
 
 
 class DivergenceLimits(eqx.Module):
@@ -242,53 +245,116 @@ def flight_computer(platform: Platform, controller: AbstractController, flight: 
         record and the :class:`~jaxrotor.reference.RefSample`.
     """
     ref: RefSample = flight.reference(t)
-    w_des, d_integral = controller(platform, state, integral, ref)
+    vehicle = platform
     if flight.actuators.motor.draws_current():  # static: the top speed follows the battery
         platform = flight.actuators.motor.supply_limited(platform, state)
         if alloc_data is not None:
             alloc_data = eqx.tree_at(lambda d: d.u_max, alloc_data, platform.u_max)
     if flight.allocator.decides_tilt and platform.is_tilting:  # angles and speeds from the allocator
+        w_des, d_integral = controller(vehicle, state, integral, ref)
         alloc = flight.allocator.allocate_tilting(platform, w_des, state, flight.actuators.servo)
         return RotorCommand(u=alloc.u, alpha=alloc.alpha, beta=alloc.beta), d_integral, alloc, ref
     (a_cmd, b_cmd), (alpha, beta) = flight.tilt(platform, t, state)
     data = alloc_data if alloc_data is not None else flight.allocator.prepare(platform, alpha, beta)
-    if flight.faults is not None:  # static: allocate around the faults the flight computer knows of
-        data, w_des = fault_aware(flight.faults, data, w_des, state, t)
-    alloc: Allocation = flight.allocator(data, w_des)
+    if flight.faults is None:
+        w_des, d_integral = controller(vehicle, state, integral, ref)
+        alloc: Allocation = flight.allocator(data, w_des)
+        return RotorCommand(u=alloc.u, alpha=a_cmd, beta=b_cmd), d_integral, alloc, ref
+    # static: allocate around the faults the flight computer knows of
+    plan = fault_aware(flight.faults, data, state, t)
+    w_des, d_integral = controller(vehicle, state, integral, ref)
+    w_des = w_des - plan.held
+    alloc = flight.allocator(plan.data, w_des)
+    if flight.faults.release_yaw != "never":  # static: the yaw-released allocation once it is needed
+        relaxed = yaw_released_allocation(plan.data, w_des)
+        alloc = jax.tree.map(lambda a, b: jnp.where(plan.released, a, b), relaxed, alloc)
     return RotorCommand(u=alloc.u, alpha=a_cmd, beta=b_cmd), d_integral, alloc, ref
 
 
-def fault_aware(faults: Faults, data: AllocationData, w_des, state: VehicleState, t):
-    """The allocation problem after the faults known at ``t`` (:mod:`jaxrotor.faults`).
+#: Weight of the yaw-torque row, relative to the roll and pitch rows, in :func:`yaw_released_allocation`.
+RELEASED_YAW_WEIGHT = 1e-2
+#: Relative ridge of :func:`yaw_released_allocation`: among inputs equally good, the smallest.
+RELEASED_RIDGE = 1e-12
+
+
+def yaw_released_allocation(data: AllocationData, w_des) -> Allocation:
+    """The allocation of a flight computer that has given up its yaw torque (:attr:`Faults.release_yaw`).
+
+    The force and the roll and pitch torques of ``w_des`` ``(6,)`` are allocated first; among the inputs
+    that give them, the ones with the least yaw torque are taken, within the input bounds:
+
+        ``u = argmin_{u_min <= u <= u_max} |W (G_y u - w_y)|^2``,  ``G_y = diag(1, 1, 1, 1, 1, e) G``,
+        ``w_y = (f, tau_x, tau_y, 0)``
+
+    with ``e`` = :data:`RELEASED_YAW_WEIGHT`, the force/torque weights ``W`` of
+    :class:`~jaxrotor.allocators.BoxLS` (the bounded active-set solver) and its ridge :data:`RELEASED_RIDGE`
+    (the smallest inputs among equally good ones: a design with two or more inputs to spare). The yaw torque asked is zero, not
+    the heading controller's: a yaw the rotors cannot make in both directions would otherwise be traded
+    against the force and the tilt. A flat hexarotor that lost a rotor idles the rotor opposite (the yaw
+    torque of the other four cancels) and its heading keeps the rate it has; a design with no freedom left
+    (five tilted rotors, a quadrotor's three) gets its unique inputs and a constant yaw torque.
+
+    Returns:
+        the :class:`~jaxrotor.allocators.Allocation` (its ``achieved`` wrench from the unweighted ``G``).
+    """
+    keep = jnp.asarray([1.0, 1, 1, 1, 1, RELEASED_YAW_WEIGHT], data.G.dtype)
+    relaxed = eqx.tree_at(lambda d: d.G, data, data.G * keep[:, None])
+    w_y = w_des * jnp.asarray([1.0, 1, 1, 1, 1, 0], w_des.dtype)
+    u = BoxLS(ridge=RELEASED_RIDGE)(relaxed, w_y).u
+    return allocation_record(data.G, data.u_min, data.u_max, w_des, u)
+
+
+class FaultPlan(eqx.Module):
+    """What the flight computer does about the faults it knows of at one instant (:func:`fault_aware`).
+
+    Attributes:
+        data: the :class:`~jaxrotor.allocators.AllocationData` with the known faults' columns scaled (and a
+            stuck rotor's removed), its pseudo-inverse and collective direction rebuilt.
+        held: ``(6,)`` body wrench of the rotors known stuck, held at their measured speed [N, N m]: taken
+            from the wrench asked of the others.
+        released: ``()`` bool: the yaw torque is given up (:func:`yaw_released_allocation`).
+    """
+
+    data: AllocationData
+    held: Float[Array, "6"]
+    released: Bool[Array, ""]
+
+
+def fault_aware(faults: Faults, data: AllocationData, state: VehicleState, t) -> FaultPlan:
+    """The flight computer's plan after the faults known at ``t`` (:mod:`jaxrotor.faults`).
 
     Known effectiveness ``eta`` (each event after its detection delay) scales the columns of ``G``
     (a lost rotor's column is zero, so a least-squares allocator leaves it out); a rotor known to be
     stuck is held at its measured speed ``omega_j``: its column is removed and its wrench
-    ``eta_j G_j omega_j^2`` taken from the wrench asked of the others. With ``faults.release_yaw`` the yaw
-    row of ``G`` and of the wrench is dropped once a fault is known (``"auto"``: only when the faults leave
-    ``G`` less rank than it had, or no positive inputs for a pure vertical force).
+    ``eta_j G_j omega_j^2`` taken from the wrench asked of the others. Then, by ``faults.release_yaw``:
+
+    * ``"auto"``: level full pose while the known faults keep the rank of ``G`` and a minimum-norm input for
+      a pure vertical force with every remaining rotor at :data:`~jaxrotor.faults.FULL_POSE_MARGIN` of their
+      mean or more; otherwise the yaw torque is given up (:func:`yaw_released_allocation`);
+    * ``"always"``: the yaw torque is given up once any fault is known;
+    * ``"never"``: the whole wrench is allocated by the flight's allocator on the remaining columns.
 
     Returns:
-        ``(data, w_des)`` with ``G``, its pseudo-inverse and the collective direction rebuilt.
+        the :class:`FaultPlan`.
     """
     n = data.G.shape[1]
     eta = known_effectiveness(faults, n, t)
     frozen = known_stuck(faults, n, t)
     col = eta if frozen is None else eta * frozen
+    held = jnp.zeros(6, data.G.dtype)
     if frozen is not None:
-        held = eta * (1 - frozen) * state.rotor_speed**2
-        w_des = w_des - data.G @ held
+        held = data.G @ (eta * (1 - frozen) * state.rotor_speed**2)
     G = data.G * col
-    if faults.release_yaw != "never":  # static: give up the yaw torque after a known fault that needs it
-        known = jnp.any(col < 1)
+    released = jnp.asarray(False)
+    if faults.release_yaw != "never":  # static
+        released = jnp.any(col < 1)
         if faults.release_yaw == "auto":
-            known = known & _needs_yaw_release(data.G, G, col)
-        keep = jnp.where(known, jnp.asarray([1.0, 1, 1, 1, 1, 0], G.dtype), 1.0)
-        G, w_des = G * keep[:, None], w_des * keep
+            released = released & _needs_yaw_release(data.G, G, col)
     G_pinv = jnp.linalg.pinv(G)
     hover = G_pinv[:, 2]  # the inputs of a pure vertical force: the torque-free collective direction
     collective = hover / jnp.max(jnp.abs(hover))
-    return eqx.tree_at(lambda d: (d.G, d.G_pinv, d.collective), data, (G, G_pinv, collective)), w_des
+    data = eqx.tree_at(lambda d: (d.G, d.G_pinv, d.collective), data, (G, G_pinv, collective))
+    return FaultPlan(data=data, held=held, released=released)
 
 
 def _rank(G):
@@ -298,9 +364,12 @@ def _rank(G):
 
 
 def _needs_yaw_release(G0, G, col):
-    """Whether the faults leave ``G`` less rank than ``G0`` had, or no positive inputs of the remaining rotors for a
-    pure vertical force (the minimum-norm ones): full pose is then out of reach."""
+    """Whether the faults leave ``G`` less rank than ``G0`` had, or no minimum-norm inputs for a pure vertical
+    force with every remaining rotor at :data:`jaxrotor.faults.FULL_POSE_MARGIN` of their mean or more: full
+    pose is then out of reach (a rotor idle at hover has no authority left on one side)."""
     hover = jnp.linalg.pinv(G)[:, 2]
     alive = col > 0
-    negative = jnp.min(jnp.where(alive, hover * jnp.sign(jnp.sum(hover)), jnp.inf)) < 0
-    return (_rank(G) < _rank(G0)) | negative
+    hover = hover * jnp.sign(jnp.sum(hover))
+    mean = jnp.sum(jnp.where(alive, hover, 0.0)) / jnp.maximum(jnp.sum(alive), 1)
+    low = jnp.min(jnp.where(alive, hover, jnp.inf)) < FULL_POSE_MARGIN * mean
+    return (_rank(G) < _rank(G0)) | low

@@ -60,6 +60,7 @@ import numpy as np
 from jax import Array
 from jaxtyping import ArrayLike
 
+from .faults import OUTCOMES
 from .numerics import safe_norm
 from .so3 import attitude_error
 from .trajectory import Trajectory
@@ -417,7 +418,7 @@ def verdict_line(verdicts: dict[str, Verdict]) -> str:
 
 #: The words of :func:`fault_outcome` (``metrics.json`` ``fault_outcome``); :func:`fault_outcome_code` ``i`` is
 #: ``FAULT_OUTCOMES[i]``.
-FAULT_OUTCOMES = ("full_pose", "yaw_released", "lost")
+FAULT_OUTCOMES = OUTCOMES
 
 
 def fault_outcome_code(traj: Trajectory, faults, *, settle: float | ArrayLike = 3.0,
@@ -454,12 +455,14 @@ def fault_outcome_code(traj: Trajectory, faults, *, settle: float | ArrayLike = 
     e_p = jnp.linalg.norm(traj.p_ref - traj.p, axis=-1)
     e_R = jnp.abs(jax.vmap(attitude_error)(traj.R, traj.R_ref))
     within = e_R <= attitude_tol  # False for a non-finite error
+    cos_tilt = jnp.sum(traj.R[:, :, 2] * traj.R_ref[:, :, 2], axis=-1)
+    tilt_held = cos_tilt >= jnp.cos(jnp.asarray(attitude_tol, cos_tilt.dtype))  # False for NaN
 
     def held(ok):
         return jnp.all(jnp.where(window, ok, True))
 
     position = held(e_p <= position_tol)
-    roll_pitch = held(jnp.all(within[:, :2], axis=-1))
+    roll_pitch = held(tilt_held)
     full = held(jnp.all(within, axis=-1))
     lost = jnp.asarray(traj.diverged) | ~jnp.any(window) | ~position | ~roll_pitch
     return jnp.where(lost, 2, jnp.where(full, 0, 1)).astype(jnp.int32)
@@ -475,9 +478,9 @@ def fault_outcome(traj: Trajectory, flight, *, settle: float = 3.0, position_tol
     Judged on the samples from ``settle`` [s] after the last fault's time (or, for a flight that ends
     sooner, its last fifth after the fault): ``"lost"`` when the flight diverged or the position error
     ``|p_r - p|`` exceeds ``position_tol`` [m] there; else ``"full_pose"`` when the attitude error against
-    the reference attitude stays within ``attitude_tol`` [rad] on every axis, ``"yaw_released"`` when only
-    the yaw error exceeds it (roll and pitch within it: position held, heading given up); and ``"lost"`` when
-    roll or pitch do not hold either. ``None`` for a flight without faults. The rule is
+    the reference attitude stays within ``attitude_tol`` [rad] on every axis, ``"yaw_released"`` when the tilt
+    of the body ``z`` axis from the reference's stays within it but the heading does not (position and tilt
+    held, heading given up); and ``"lost"`` when the tilt does not hold either. ``None`` for a flight without faults. The rule is
     :func:`fault_outcome_code` (compiled), whose code names the word in :data:`FAULT_OUTCOMES`.
     """
     if flight.faults is None:

@@ -209,7 +209,8 @@ class RotorLoss:
 
     Attributes:
         rotor: index of the lost rotor (0-based, column of ``F``/``M``).
-        hoverable: statically hoverable with the remaining rotors (:func:`static_hoverability`).
+        hoverable: statically hoverable with the remaining rotors (:func:`static_hoverability`), in some
+            attitude.
         margin: ``max min_i u_i / mean_i u_i`` over the remaining rotors' zero-moment inputs
             (0 when not hoverable).
         rank_M: rank of the remaining moment matrix.
@@ -217,6 +218,10 @@ class RotorLoss:
         thrust_to_weight: exact ``max |F u| / (m g)`` over ``M u = 0``,
             ``u_min <= u <= u_max`` with the remaining rotors, i.e. the largest force at
             zero moment, in the best attitude (``inf`` for unbounded inputs, 0 if not hoverable).
+        outcome: what a flight that loses the rotor in level hover can hold (:data:`jaxrotor.faults.OUTCOMES`):
+            ``"full_pose"``, ``"yaw_released"`` or ``"lost"`` (:func:`rotor_loss`).
+        full_pose_margin: level-hover margin with every wrench row (:func:`rotor_loss`; ``-inf`` if none).
+        yaw_released_margin: level-hover margin without the yaw-torque row (``-inf`` if none).
     """
 
     rotor: int
@@ -225,10 +230,76 @@ class RotorLoss:
     rank_M: int
     dim_D: int
     thrust_to_weight: float
+    outcome: str = "lost"
+    full_pose_margin: float = -math.inf
+    yaw_released_margin: float = -math.inf
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (non-finite floats become ``None``)."""
         return {k: to_jsonable(v) for k, v in dataclasses.asdict(self).items()}
+
+
+def _level_hover_margin(A: np.ndarray, lo: np.ndarray, hi: np.ndarray, rows: list[int]) -> float:
+    """``max s`` s.t. ``A_r x = e_3,r`` (level hover on ``rows``), ``x_i - lo_i >= s mean(x)``, ``x <= hi``.
+
+    Solved as a linear program in ``y = tau x``, ``tau = 1 / mean(x) >= 0`` (Charnes--Cooper):
+    ``A_r y = tau e_3,r``, ``mean(y) = 1``, ``y_i - tau lo_i - s >= 0``, ``y_i - tau hi_i <= 0``; ``s <= 1``.
+    Returns ``-inf`` when no input within the bounds hovers.
+    """
+    m = A.shape[1]
+    Ar = A[rows]
+    b = _HOVER_B[rows]
+    # variables (y (m), tau, s); minimise -s
+    c = np.zeros(m + 2)
+    c[-1] = -1.0
+    A_eq = np.zeros((len(rows) + 1, m + 2))
+    A_eq[:-1, :m], A_eq[:-1, m] = Ar, -b
+    A_eq[-1, :m] = 1.0 / m
+    b_eq = np.zeros(len(rows) + 1)
+    b_eq[-1] = 1.0
+    ub = []
+    for i in range(m):
+        if np.isfinite(lo[i]):  # s + tau lo_i - y_i <= 0
+            r = np.zeros(m + 2)
+            r[i], r[m], r[m + 1] = -1.0, lo[i], 1.0
+            ub.append(r)
+        if np.isfinite(hi[i]):  # y_i - tau hi_i <= 0
+            r = np.zeros(m + 2)
+            r[i], r[m] = 1.0, -hi[i]
+            ub.append(r)
+    A_ub = np.array(ub) if ub else None
+    b_ub = np.zeros(len(ub)) if ub else None
+    bounds = [(None, None)] * m + [(0.0, None), (None, 1.0)]
+    status, z, fun = _linprog(c, A_eq=A_eq, b_eq=b_eq, A_ub=A_ub, b_ub=b_ub, bounds=bounds)
+    if status != "ok" or z[m] <= 1e-12:
+        return -math.inf
+    return float(-fun)
+
+
+def rotor_loss_outcome(s: System, keep: np.ndarray) -> tuple[str, float, float]:
+    """The outcome word of level hover on the rotors ``keep`` (bool ``(n,)``), and its two margins.
+
+    ``"full_pose"`` when the remaining columns keep the rank of ``G`` and some input within the bounds hovers
+    level (``F u = m g e_3``, ``M u = 0``) with every remaining rotor at :data:`jaxrotor.faults.FULL_POSE_MARGIN`
+    of their mean or more above its lower bound (the rule by which the flight computer keeps full pose,
+    :func:`jaxrotor.flight.fault_aware`); else ``"yaw_released"`` when, without the yaw-torque row, the
+    remaining columns keep the rank of the other five rows of ``G`` and some input within the bounds gives the
+    force and zero roll and pitch torque, a rotor idle at its lower bound allowed (the flight computer then gives
+    up the yaw torque: :func:`jaxrotor.flight.yaw_released_allocation`); else ``"lost"``.
+
+    Returns:
+        ``(outcome, full_pose_margin, yaw_released_margin)``.
+    """
+    from ..faults import FULL_POSE_MARGIN
+
+    A, lo, hi, tol = s.A[:, keep], s.lo[keep], s.hi[keep], s.tol / s.n
+    full = _level_hover_margin(A, lo, hi, list(range(6)))
+    relaxed = _level_hover_margin(A, lo, hi, list(range(5)))
+    if _rank(A, tol) == _rank(s.A, tol) and full >= FULL_POSE_MARGIN:
+        return "full_pose", full, relaxed
+    if _rank(A[:5], tol) == _rank(s.A[:5], tol) and relaxed >= -_MARGIN_TOL:
+        return "yaw_released", full, relaxed
+    return "lost", full, relaxed
 
 
 def _fibonacci_sphere(k: int) -> np.ndarray:
@@ -332,15 +403,21 @@ def _max_zero_moment_force(A: np.ndarray, lo, hi, tol: float, eps: float = 1e-10
 
 @exact
 def rotor_loss(s: System) -> list[RotorLoss]:
-    """Fail-safe analysis: static hoverability after losing each single rotor.
+    """Fail-safe analysis: what the platform can do after losing each single rotor.
 
     For each rotor ``j`` the column ``j`` of ``F`` and ``M`` is removed and
     :func:`static_hoverability` is evaluated on the rest (positive inputs on every
-    remaining rotor). ``thrust_to_weight`` adds the input bounds: the largest
+    remaining rotor: hover in some attitude). ``thrust_to_weight`` adds the input bounds: the largest
     zero-moment force magnitude ``max |F u|`` the remaining rotors can make within
     ``u_min <= u <= u_max`` (best attitude), divided by ``m g``, computed exactly as the
     largest vertex norm of the zero-moment force polytope (support linear programs);
     hover after the loss needs it ``>= 1``.
+
+    ``outcome`` says what a flight losing the rotor in level hover holds (:func:`rotor_loss_outcome`, the
+    words of :func:`jaxrotor.verdict.fault_outcome`): ``"full_pose"``, ``"yaw_released"`` or ``"lost"``. Each
+    margin is ``max min_i (u_i - u_min,i) / mean_i u_i`` over the remaining rotors' level-hover inputs within
+    the bounds (``-inf`` when there is none), with every wrench row (``full_pose_margin``) or without the
+    yaw-torque row (``yaw_released_margin``).
 
     Returns:
         one :class:`RotorLoss` per rotor.
@@ -351,8 +428,10 @@ def rotor_loss(s: System) -> list[RotorLoss]:
         Gs = s.Gs[:, keep]
         h = _hoverability(Gs[:3], Gs[3:], s.tol)
         tw = _max_zero_moment_force(s.A[:, keep], s.lo[keep], s.hi[keep], s.tol / s.n) if h["hoverable"] else 0.0
+        outcome, full, relaxed = rotor_loss_outcome(s, keep)
         out.append(RotorLoss(rotor=j, hoverable=h["hoverable"], margin=h["margin"], rank_M=h["rank_M"],
-                             dim_D=h["dim_D"], thrust_to_weight=float(tw)))
+                             dim_D=h["dim_D"], thrust_to_weight=float(tw), outcome=outcome, full_pose_margin=full,
+                             yaw_released_margin=relaxed))
     return out
 
 

@@ -63,11 +63,13 @@ def _rule(traj, t_fault, settle=3.0, position_tol=0.1, attitude_tol=0.05):
         return "lost"
     e_p = np.linalg.norm(np.asarray(traj.p_ref - traj.p)[window], axis=1)
     e_R = np.abs(np.asarray(jax.vmap(so3.attitude_error)(traj.R, traj.R_ref)))[window]
+    z_body, z_ref = np.asarray(traj.R)[window][:, :, 2], np.asarray(traj.R_ref)[window][:, :, 2]
+    tilt = np.arccos(np.clip(np.sum(z_body * z_ref, axis=1), -1.0, 1.0))  # the body z axis from the reference's
     if not np.all(np.isfinite(e_p)) or e_p.max() > position_tol:
         return "lost"
     if e_R.max() <= attitude_tol:
         return "full_pose"
-    return "yaw_released" if e_R[:, :2].max() <= attitude_tol else "lost"
+    return "yaw_released" if tilt.max() <= attitude_tol else "lost"
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ around a known fault, a gradient with respect to the effectiveness."""
 import dataclasses
 from pathlib import Path
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -147,14 +148,6 @@ def test_gradient_with_respect_to_the_effectiveness():
     assert g == pytest.approx(fd, rel=1e-5) and abs(g) > 1e-4
 
 
-def test_physics_layer_refuses_faults_by_name():
-    from jaxrotor.physics import MuJoCoPlant
-
-    cfg = loads(HOVER + '\n[[faults]]\nkind = "rotor_loss"\nrotor = 2\ntime = 1.0\n', "f.toml")
-    with pytest.raises(ValueError, match=r"`faults`.*does not model faults yet.*Fix"):
-        MuJoCoPlant().check(cfg.platform, cfg.controller, cfg.flight)
-
-
 def test_no_faults_changes_nothing():
     cfg = loads(HOVER, "f.toml")
     flight = dataclasses.replace(cfg.flight, t1=0.5)
@@ -215,3 +208,53 @@ def test_losing_a_rotor_of_the_paper_hexarotor(policy, outcome):
         u = np.asarray(tr.u)[late]
         # rotor 2 off; the pseudo-inverse's minimum-norm inputs of the others stay above -4e-4 of the largest
         assert np.abs(u[:, 1]).max() < 1e-6 * u.max() and u.min() >= -1e-3 * u.max()
+
+
+def test_rotor_loss_outcomes_of_the_static_analysis():
+    """RotorLoss.outcome in closed form: a flat hexa-X losing a rotor hovers level only with yaw released, at the
+    margin 5/7 (the neighbours of the lost rotor at 2b, the next two and the opposite one at b); the paper
+    hexarotor's five-row level hover is unique, with two rotors idle (margin 0); an octorotor keeps full pose."""
+    from jaxrotor.analysis import rotor_loss
+    from jaxrotor.design.presets import PRESETS
+
+    flat = rotor_loss(PRESETS["hex_s550"]())
+    assert [r.outcome for r in flat] == ["yaw_released"] * 6
+    assert all(r.yaw_released_margin == pytest.approx(5 / 7, abs=1e-7) for r in flat)
+    assert all(abs(r.full_pose_margin) < 1e-7 and not r.hoverable for r in flat)  # a rotor must stop: margin 0
+
+    paper = rotor_loss(PRESETS["paper_hexarotor"]())
+    assert [r.outcome for r in paper] == ["yaw_released"] * 6
+    assert all(abs(r.yaw_released_margin) < 1e-7 and r.full_pose_margin == -np.inf for r in paper)  # rank 5
+    assert all(r.hoverable for r in paper)  # ... yet hoverable with zero moment in a tilted attitude
+    from jaxrotor.analysis._system import system
+
+    s = system(PRESETS["paper_hexarotor"]())
+    keep = np.arange(6) != 0
+    x = np.linalg.solve(s.A[:5][:, keep], np.array([0.0, 0, 1, 0, 0]))  # the unique yaw-released hover
+    assert np.min(x) == pytest.approx(0.0, abs=1e-9) and np.sum(np.abs(x) < 1e-9) == 2
+
+    octo = rotor_loss(PRESETS["octo_x8"]())
+    assert [r.outcome for r in octo] == ["full_pose"] * 8 and min(r.full_pose_margin for r in octo) > 0.5
+    assert [r.outcome for r in rotor_loss(PRESETS["hex_s550"](), alpha=jnp.zeros(6))] == ["yaw_released"] * 6
+
+
+def test_flat_hexarotor_yaw_released_idles_the_opposite_rotor():
+    """After a known loss a flat hexa-X's flight computer gives up its yaw torque and, within the input bounds,
+    allocates the force and the roll and pitch torques with the least yaw torque: the rotor opposite the lost
+    one idles and the four others share the weight equally (their yaw torques cancel)."""
+    from jaxrotor.allocators import prepare_allocation
+    from jaxrotor.design.presets import PRESETS
+    from jaxrotor.flight import yaw_released_allocation
+
+    pf = PRESETS["hex_s550"]()
+    data = prepare_allocation(pf)
+    mg = float(pf.mass * pf.gravity)
+    G = np.asarray(data.G)
+    for j in range(6):
+        lost = eqx.tree_at(lambda d: d.G, data, data.G * (jnp.arange(6) != j))
+        u = np.asarray(yaw_released_allocation(lost, jnp.asarray([0.0, 0, mg, 0, 0, 0])).u)
+        opposite = int(np.argmin(G[3:5, :].T @ G[3:5, j]))  # the rotor whose roll/pitch arm is opposite
+        assert u[j] == 0.0 and u[opposite] == pytest.approx(0.0, abs=1e-5 * u.max())  # the solver's tolerance
+        others = np.delete(u, [j, opposite])
+        np.testing.assert_allclose(others, mg / (4 * float(pf.c_f[0])), rtol=2e-4)  # yaw weight vs ridge
+        np.testing.assert_allclose((G @ u)[:5], [0, 0, mg, 0, 0], atol=1e-6 * mg)
