@@ -31,6 +31,10 @@ their step but the engine call:
 * before every engine step: the tilt servos' load feed-forward (:func:`hinge_load`) and the
   external force of :func:`jaxrotor.tick.external_force` (held disturbance plus the wind drag at
   the engine's velocity) applied at the centre of mass (:func:`com_wrench`);
+* with faults (``flight.faults``), the faults at each engine step's start (:func:`engine_faults`): the thrust
+  inputs times the effectiveness ``eta_i`` (the thrust site's gear carries thrust and drag, so both scale), a
+  stuck rotor's motor model rate times its stuck factor or its propeller hinge held at its speed at the fault
+  (:func:`stuck_hinges`), a stuck tilt servo's model rate times its factor (:func:`engine_controls`);
 * then ``mjx.step`` (:class:`MJXPlant`: jit, vmap, grad) or ``mujoco.mj_step``
   (:class:`MuJoCoPlant`: the C engine, stepped on the host; the numerical reference for MJX).
 
