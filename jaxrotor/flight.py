@@ -32,7 +32,7 @@ from .allocation import allocation_rank
 from .allocators import AbstractAllocator, Allocation, AllocationData, BoxLS, PseudoInverse, allocation_record
 from .control import AbstractController
 from .design.platform import TILT_ANGLES, Platform, is_concrete
-from .dynamics import Actuators, RotorCommand, VehicleState, initial_state
+from .dynamics import Actuators, IdealServo, RotorCommand, VehicleState, initial_state
 from .faults import FULL_POSE_MARGIN, Faults, known_effectiveness, known_stuck
 from .integrate import Integrator, save_times
 from .reference import AbstractReference, RefSample
@@ -147,7 +147,8 @@ class Flight(eqx.Module):
 
     def check_faults(self, platform: Platform) -> None:
         """Refuse, by name, fault events the flight cannot carry: a rotor outside the vehicle, a stuck rotor under
-        a motor without a speed state, a stuck servo on a platform without per-rotor tilt servos."""
+        a motor without a speed state, a stuck servo on a platform without per-rotor tilt servos or under an ideal
+        servo (no angle state to hold)."""
         if self.faults is None:
             return
         self.faults.check(platform.n_rotors)
@@ -160,6 +161,10 @@ class Flight(eqx.Module):
             raise ValueError(f"Flight parameter `faults` has a servo_stuck event, but platform "
                              f"{platform.name!r} has no per-rotor tilt servos. Fix: fly a tilting platform with "
                              "one angle per rotor, or drop the servo_stuck event.")
+        if self.faults.kinds_present(("servo_stuck",)) and isinstance(self.actuators.servo, IdealServo):
+            raise ValueError("Flight parameter `faults` has a servo_stuck event, which holds a tilt servo at its "
+                             "angle, but the servo IdealServo has no angle state (it applies every command at "
+                             "once). Fix: fly a first-order servo ([actuators.servo] kind = \"first_order\").")
 
     def check(self, platform: Platform, controller: AbstractController) -> None:
         """Errors that would otherwise surface as a bad flight, raised before compiling (concrete inputs only).

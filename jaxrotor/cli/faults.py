@@ -22,12 +22,14 @@ import click
               help="Time from the loss until the flight computer knows of it [s].")
 @click.option("--release-yaw", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="The flight computer's yaw policy after the loss.")
+@click.option("--rotors", default=None, metavar="LIST",
+              help="Rotors to lose, numbered from 1, comma-separated (default every rotor), e.g. 1,4.")
 @click.option("--no-figures", is_flag=True, help="Skip faults.png.")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
 @click.option("--allow-failure", is_flag=True,
               help="Exit with status 0 even when a flown outcome differs from the analysis.")
 def faults(config: str, out_dir: str | None, physics: bool, t_fault: float, settle: float, detection_delay: float,
-           release_yaw: str, no_figures: bool, no_progress: bool, allow_failure: bool) -> None:
+           release_yaw: str, rotors: str | None, no_figures: bool, no_progress: bool, allow_failure: bool) -> None:
     """Hover CONFIG's vehicle, lose each rotor in turn, and compare what each flight held with the analysis.
 
     Each flight hovers at the first point of CONFIG's reference, loses rotor j at --time (the flight
@@ -51,7 +53,16 @@ def faults(config: str, out_dir: str | None, physics: bool, t_fault: float, sett
     from ..workflows.faults import rotor_loss_report
 
     try:
+        chosen = None if rotors is None else [int(r) for r in rotors.split(",") if r.strip()]
+    except ValueError:
+        click.echo(f"error: --rotors = {rotors!r} is invalid: rotors are whole numbers. Fix: e.g. --rotors 1,4.",
+                   err=True)
+        sys.exit(2)
+    try:
         conf = cfg.load(config)
+        if chosen is not None and any(not 1 <= r <= conf.platform.n_rotors for r in chosen):
+            raise ValueError(f"--rotors = {rotors!r} is invalid: the vehicle has rotors 1 to "
+                             f"{conf.platform.n_rotors}. Fix: give rotor numbers from 1 to {conf.platform.n_rotors}.")
         if physics:
             from ..workflows.compare import physics_settings
 
@@ -60,7 +71,8 @@ def faults(config: str, out_dir: str | None, physics: bool, t_fault: float, sett
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
     report = rotor_loss_report(conf, out_dir, physics=physics, time=t_fault, settle=settle,
-                               detection_delay=detection_delay, release_yaw=release_yaw, echo=click.echo,
+                               detection_delay=detection_delay, release_yaw=release_yaw, rotors=chosen,
+                               echo=click.echo,
                                progress=not no_progress, figures=not no_figures)
     if not report["agree"] and not allow_failure:
         click.echo("error: a flown outcome differs from the analysis (pass --allow-failure to exit 0).", err=True)

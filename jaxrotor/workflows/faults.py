@@ -67,8 +67,8 @@ def _held_errors(traj, t_from: float) -> dict:
 
 def rotor_loss_report(config: FlightConfig, out_dir: str | Path | None = None, *, physics: bool = True,
                       time: float = 5.0, settle: float = 3.0, detection_delay: float = 0.05,
-                      release_yaw: str = "auto", echo: Callable = print, progress: bool = True,
-                      figures: bool = True) -> dict:
+                      release_yaw: str = "auto", rotors: list[int] | None = None, echo: Callable = print,
+                      progress: bool = True, figures: bool = True) -> dict:
     """Fly every single-rotor loss of ``config``'s vehicle in hover and compare with the static analysis.
 
     Each flight is :func:`rotor_loss_config` (rotor ``j`` lost at ``time`` [s]), flown on the analytic layer
@@ -76,11 +76,16 @@ def rotor_loss_report(config: FlightConfig, out_dir: str | Path | None = None, *
     :func:`jaxrotor.workflows.usecase.fly_physics_layer`), and judged by :func:`jaxrotor.verdict.fault_outcome`
     from ``settle`` [s] after the loss. The analysis is :func:`jaxrotor.analysis.rotor_loss` of the vehicle.
 
+    ``rotors``: the rotors to lose, numbered from 1 (default every rotor).
+
     Writes ``faults.json`` (``{"rotors": [{"rotor", "analysis", "analytic", "physics", ...}], "agree", ...}``,
     rotors numbered from 1) and, with ``figures``, ``faults.png`` (position error and yaw rate after each loss).
 
     Returns:
         the report dict (as written); ``agree`` is whether every flown outcome equals the analysis'.
+
+    Raises:
+        ValueError: a rotor of ``rotors`` outside ``1 .. n``.
     """
     from ..analysis import rotor_loss
     from ..loop import fly
@@ -90,16 +95,20 @@ def rotor_loss_report(config: FlightConfig, out_dir: str | Path | None = None, *
     out = output_dir(config, out_dir)
     out.mkdir(parents=True, exist_ok=True)
     n = config.platform.n_rotors
+    chosen = list(range(1, n + 1)) if rotors is None else [int(r) for r in rotors]
+    if not chosen or any(not 1 <= r <= n for r in chosen):
+        raise ValueError(f"faults: `rotors` = {rotors!r} is invalid: the vehicle has rotors 1 to {n}. "
+                         f"Fix: give rotor numbers from 1 to {n}, e.g. --rotors 1,2.")
     analysis = rotor_loss(config.platform)
     rows, curves = [], []
     try:
         from tqdm.auto import tqdm
-        bar = tqdm(total=n * (2 if physics else 1), disable=not progress, desc=f"rotor losses {config.name}",
+        bar = tqdm(total=len(chosen) * (2 if physics else 1), disable=not progress, desc=f"rotor losses {config.name}",
                    unit="flight")
     except ImportError:  # pragma: no cover - tqdm is a dependency
         bar = None
     t0 = _time.perf_counter()
-    for j in range(n):
+    for j in (r - 1 for r in chosen):
         conf = rotor_loss_config(config, j, time=time, settle=settle, detection_delay=detection_delay,
                                  release_yaw=release_yaw)
         traj = fly(conf.platform, conf.controller, conf.flight)

@@ -258,3 +258,16 @@ def test_flat_hexarotor_yaw_released_idles_the_opposite_rotor():
         others = np.delete(u, [j, opposite])
         np.testing.assert_allclose(others, mg / (4 * float(pf.c_f[0])), rtol=2e-4)  # yaw weight vs ridge
         np.testing.assert_allclose((G @ u)[:5], [0, 0, mg, 0, 0], atol=1e-6 * mg)
+
+
+def test_stuck_servo_needs_a_servo_state():
+    from jaxrotor.design.presets import PRESETS
+    from jaxrotor.dynamics import Actuators, FirstOrderServo
+    from jaxrotor.reference import Hover
+
+    pf = PRESETS["cs_ai_ting_6r"]()
+    faults = F.Faults("servo_stuck", 1, 1.0)
+    with pytest.raises(ValueError, match=r"`faults`.*servo_stuck.*IdealServo has no angle state.*Fix"):
+        jr.Flight(reference=Hover([0.0, 0, 1], 2.0), faults=faults).check_faults(pf)
+    jr.Flight(reference=Hover([0.0, 0, 1], 2.0), faults=faults,
+              actuators=Actuators(servo=FirstOrderServo())).check_faults(pf)  # a servo state: carried
