@@ -114,9 +114,9 @@ class WorstRotorLoss(AbstractMeasureTerm):
     better. ``measure="hover_margin"``: ``v_j`` the dimensionless zero-moment hover margin ``r_j`` after
     losing rotor ``j`` (``<= 1``, negative when no input with every remaining rotor spinning gives zero
     moment); larger is better. Why not the margin of a *level* hover with yaw released (the inputs the
-    flight computer allocates after the loss): on a star hexarotor that five-rotor input is unique and
-    always switches the opposite rotor off, so its margin ``min_i u_i / mean_i u_i`` is 0 for every
-    ``alpha_0``, ``beta_0`` and carries no gradient; the zero-moment margin keeps all three moments and
+    flight computer allocates after the loss): on a tilted star hexarotor that five-rotor input is unique
+    and idles the rotor opposite the lost one, so its margin ``min_i u_i / mean_i u_i`` is 0 (to round-off)
+    for every ``alpha_0``, ``beta_0`` and carries no gradient; the zero-moment margin keeps all three moments and
     lets the attitude free, and measures how far the design is from hovering on every remaining rotor.
 
     Differentiable in every array leaf of the design the flights or the margin read: the tilt angles,
