@@ -153,7 +153,7 @@ def test_the_table_loads():
     ("detection_delay = -0.1", "worst_rotor_loss.detection_delay` = -0.1"),
     ('reference = "circle"', "worst_rotor_loss.reference` = 'circle'"),
     ('release_yaw = "sometimes"', "worst_rotor_loss.release_yaw` = 'sometimes'"),
-    ("rotor = 2", "`rotor`"),
+    ("rotor = 2", "worst_rotor_loss.rotor` = 2"),
     ('time = 9.0\nreference = "flight"', "`time` = 9.0"),
 ])
 def test_bad_options_are_refused_by_name(line, words):
