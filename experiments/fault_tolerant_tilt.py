@@ -7,10 +7,11 @@ maximum over the rotors (1 mm) of the RMS position error plus 0.1 m/rad times th
 error, from the fault to 2 s after it. Two flights of the same vehicle:
 
 * *exact* (``configs/optimize_fault_tolerance.toml``): Table III gains, unbounded pseudo-inverse,
-  ideal motors, the paper's analytic setting. The objective is smooth; the script optimises the cant
-  ``alpha_0`` with optax Adam from a poor start (40 deg) within ``[0.14, 0.80]`` rad, evaluates the same
-  objective on a grid over that range, checks the optimum lies within one grid cell of the grid's best,
-  and checks ``d J / d alpha_0`` against central differences;
+  ideal motors, the paper's analytic setting until the loss is known; then the flight computer's
+  yaw-released allocation (force and roll/pitch first, within the input bounds). The script optimises
+  the cant ``alpha_0`` with optax Adam from a poor start (40 deg) within ``[0.14, 0.80]`` rad, evaluates
+  the same objective on a grid over that range, checks the optimum lies within one grid cell of the
+  grid's best, and checks ``d J / d alpha_0`` against central differences;
 * *realistic* (``configs/paper_realistic.toml`` in hover): speeds clipped to [0, 700] rad/s, 30 ms
   motors, propeller inertia, lowered yaw gains. The same objective on the same grid, its gradient
   against central differences (reported: the rotor opposite the lost one idles on its bound, so the
