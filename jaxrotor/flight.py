@@ -277,7 +277,7 @@ def flight_computer(platform: Platform, controller: AbstractController, flight: 
 
 
 #: Weight of the yaw-torque row, relative to the roll and pitch rows, in :func:`yaw_released_allocation`.
-RELEASED_YAW_WEIGHT = 1e-2
+RELEASED_YAW_WEIGHT = 1e-4
 #: Relative ridge of :func:`yaw_released_allocation`: among inputs equally good, the smallest.
 RELEASED_RIDGE = 1e-12
 

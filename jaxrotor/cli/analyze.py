@@ -356,9 +356,11 @@ def format_report(report, stability=None, attitude=None) -> str:
     add("condition number sigma_1 / sigma_6", _fmt(r.condition_number, 4))
     add("condition number on range(G)", _fmt(r.condition_number_range, 4))
     rows.append(("", ""))
-    rows.append(("-- rotor loss (rotor: hoverable, margin, T/W best attitude)", ""))
+    rows.append(("-- rotor loss (rotor: hoverable in some attitude, margin, T/W best attitude; level hover outcome)",
+                 ""))
     for x in r.rotor_loss:
-        add(f"  rotor {x.rotor + 1} lost", f"{_fmt(x.hoverable)}, margin {x.margin:.3f}, T/W {_fmt(x.thrust_to_weight, 3)}")
+        add(f"  rotor {x.rotor + 1} lost", f"{_fmt(x.hoverable)}, margin {x.margin:.3f}, T/W {_fmt(x.thrust_to_weight, 3)}"
+            f"; {x.outcome}")
     if stability is not None:
         rows.append(("", ""))
         rows += stability_rows(stability)
