@@ -36,6 +36,7 @@ from jaxtyping import ArrayLike, Bool, Float
 
 from .allocation import allocation_matrix, hover_wrench
 from .design.platform import AngleArray, AngleLike, Platform
+from .numerics import safe_norm
 from .registry import Option, register
 
 __all__ = ["AllocationData", "Allocation", "AbstractAllocator", "PseudoInverse", "Clip", "TorquePriority",
@@ -266,8 +267,8 @@ class BoxLS(AbstractAllocator):
     def weights(self, data: AllocationData) -> Float[Array, "6"]:
         """``(6,)`` the diagonal of ``W`` for the allocation matrix ``data.G`` (see the class docstring)."""
         F, M = data.G[:3], data.G[3:]
-        c_G = jnp.mean(jnp.linalg.norm(F, axis=0))
-        L_G = jnp.mean(jnp.linalg.norm(M, axis=0)) / c_G
+        c_G = jnp.mean(safe_norm(F, axis=0))  # a lost rotor's zero column: a finite derivative
+        L_G = jnp.mean(safe_norm(M, axis=0)) / c_G
         w = jnp.concatenate([jnp.full((3,), self.force_weight, data.G.dtype),
                              jnp.full((3,), self.torque_weight, data.G.dtype) / L_G])
         return w / c_G

@@ -37,7 +37,7 @@ import numpy as np
 from jax import Array
 from jaxtyping import ArrayLike, Float, Int
 
-__all__ = ["FAULT_KINDS", "YAW_POLICIES", "FULL_POSE_MARGIN", "OUTCOMES", "Faults", "effectiveness", "known_effectiveness", "stuck", "known_stuck",
+__all__ = ["FAULT_KINDS", "YAW_POLICIES", "FULL_POSE_MARGIN", "HOVER_TILT", "OUTCOMES", "Faults", "effectiveness", "known_effectiveness", "stuck", "known_stuck",
            "servo_stuck", "random_rotor_faults", "fault_rotors"]
 
 #: The fault kinds (``[[faults]] kind``).
@@ -51,6 +51,9 @@ YAW_POLICIES = ("auto", "always", "never")
 #: the flight computer releases yaw (``release_yaw = "auto"``) and the rotor-loss analysis
 #: (:func:`jaxrotor.analysis.rotor_loss`) gives ``"yaw_released"`` or ``"lost"``.
 FULL_POSE_MARGIN = 0.02
+#: Largest tilt [rad] of a held attitude: the attitude tolerance of :func:`jaxrotor.verdict.fault_outcome`, and
+#: the tilt the rotor-loss analysis allows a hover after a loss (:func:`jaxrotor.analysis.rotor_loss`).
+HOVER_TILT = 0.05
 #: Kinds that scale a rotor's thrust and drag by an effectiveness.
 THRUST_KINDS = ("rotor_loss", "rotor_partial")
 

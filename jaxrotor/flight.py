@@ -277,7 +277,7 @@ def flight_computer(platform: Platform, controller: AbstractController, flight: 
 
 
 #: Weight of the yaw-torque row, relative to the roll and pitch rows, in :func:`yaw_released_allocation`.
-RELEASED_YAW_WEIGHT = 1e-4
+RELEASED_YAW_WEIGHT = 1e-3
 #: Relative ridge of :func:`yaw_released_allocation`: among inputs equally good, the smallest.
 RELEASED_RIDGE = 1e-12
 
@@ -293,9 +293,9 @@ def yaw_released_allocation(data: AllocationData, w_des) -> Allocation:
 
     with ``e`` = :data:`RELEASED_YAW_WEIGHT`, the force/torque weights ``W`` of
     :class:`~jaxrotor.allocators.BoxLS` (the bounded active-set solver) and its ridge :data:`RELEASED_RIDGE`
-    (the smallest inputs among equally good ones: a design with two or more inputs to spare). The yaw torque asked is zero, not
-    the heading controller's: a yaw the rotors cannot make in both directions would otherwise be traded
-    against the force and the tilt. A flat hexarotor that lost a rotor idles the rotor opposite (the yaw
+    (the smallest inputs among equally good ones: a design with two or more inputs to spare). The yaw
+    torque asked is zero, not the heading controller's: a yaw the rotors cannot make in both directions
+    would otherwise be traded against the force and the tilt. A flat hexarotor that lost a rotor idles the rotor opposite (the yaw
     torque of the other four cancels) and its heading keeps the rate it has; a design with no freedom left
     (five tilted rotors, a quadrotor's three) gets its unique inputs and a constant yaw torque.
 
@@ -350,12 +350,12 @@ def fault_aware(faults: Faults, data: AllocationData, state: VehicleState, t) ->
     if frozen is not None:
         held = data.G @ (eta * (1 - frozen) * state.rotor_speed**2)
     G = data.G * col
+    G_pinv = jnp.linalg.pinv(G)
     released = jnp.asarray(False)
     if faults.release_yaw != "never":  # static
         released = jnp.any(col < 1)
         if faults.release_yaw == "auto":
-            released = released & _needs_yaw_release(data.G, G, col)
-    G_pinv = jnp.linalg.pinv(G)
+            released = released & _needs_yaw_release(data.G, G, G_pinv, col)
     hover = G_pinv[:, 2]  # the inputs of a pure vertical force: the torque-free collective direction
     collective = hover / jnp.max(jnp.abs(hover))
     data = eqx.tree_at(lambda d: (d.G, d.G_pinv, d.collective), data, (G, G_pinv, collective))
@@ -368,11 +368,11 @@ def _rank(G):
     return jnp.sum(sv > 1e-9 * sv[0])
 
 
-def _needs_yaw_release(G0, G, col):
+def _needs_yaw_release(G0, G, G_pinv, col):
     """Whether the faults leave ``G`` less rank than ``G0`` had, or no minimum-norm inputs for a pure vertical
     force with every remaining rotor at :data:`jaxrotor.faults.FULL_POSE_MARGIN` of their mean or more: full
     pose is then out of reach (a rotor idle at hover has no authority left on one side)."""
-    hover = jnp.linalg.pinv(G)[:, 2]
+    hover = G_pinv[:, 2]
     alive = col > 0
     hover = hover * jnp.sign(jnp.sum(hover))
     mean = jnp.sum(jnp.where(alive, hover, 0.0)) / jnp.maximum(jnp.sum(alive), 1)

@@ -60,7 +60,7 @@ import numpy as np
 from jax import Array
 from jaxtyping import ArrayLike
 
-from .faults import OUTCOMES
+from .faults import HOVER_TILT, OUTCOMES
 from .numerics import safe_norm
 from .so3 import attitude_error
 from .trajectory import Trajectory
@@ -422,7 +422,7 @@ FAULT_OUTCOMES = OUTCOMES
 
 
 def fault_outcome_code(traj: Trajectory, faults, *, settle: float | ArrayLike = 3.0,
-                       position_tol: float | ArrayLike = 0.1, attitude_tol: float | ArrayLike = 0.05) -> Array:
+                       position_tol: float | ArrayLike = 0.1, attitude_tol: float | ArrayLike = HOVER_TILT) -> Array:
     """What a flight with faults held after its last fault, as an integer: the index into :data:`FAULT_OUTCOMES`.
 
     ``0`` (``"full_pose"``), ``1`` (``"yaw_released"``) or ``2`` (``"lost"``); the rule is :func:`fault_outcome`'s.
@@ -472,7 +472,7 @@ _compiled_outcome = eqx.filter_jit(fault_outcome_code)
 
 
 def fault_outcome(traj: Trajectory, flight, *, settle: float = 3.0, position_tol: float = 0.1,
-                  attitude_tol: float = 0.05) -> str | None:
+                  attitude_tol: float = HOVER_TILT) -> str | None:
     """What a flight with faults held after its last fault: ``"full_pose"``, ``"yaw_released"`` or ``"lost"``.
 
     Judged on the samples from ``settle`` [s] after the last fault's time (or, for a flight that ends

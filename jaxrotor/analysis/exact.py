@@ -239,38 +239,48 @@ class RotorLoss:
         return {k: to_jsonable(v) for k, v in dataclasses.asdict(self).items()}
 
 
-def _level_hover_margin(A: np.ndarray, lo: np.ndarray, hi: np.ndarray, rows: list[int]) -> float:
-    """``max s`` s.t. ``A_r x = e_3,r`` (level hover on ``rows``), ``x_i - lo_i >= s mean(x)``, ``x <= hi``.
+def _level_hover_margin(A: np.ndarray, lo: np.ndarray, hi: np.ndarray, rows: list[int], tilt: float) -> float:
+    """``max s`` over the hovers within ``tilt`` [rad] of level on ``rows`` with every input ``s mean(x)`` above
+    its lower bound.
 
-    Solved as a linear program in ``y = tau x``, ``tau = 1 / mean(x) >= 0`` (Charnes--Cooper):
-    ``A_r y = tau e_3,r``, ``mean(y) = 1``, ``y_i - tau lo_i - s >= 0``, ``y_i - tau hi_i <= 0``; ``s <= 1``.
-    Returns ``-inf`` when no input within the bounds hovers.
+    The body force of a hover tilted by ``theta`` is ``m g (sin theta d, cos theta)`` for a horizontal unit
+    ``d``; in ``A``'s units ``A_r x = (a, b, 1, 0, ...)_r`` with ``(a, b)`` in the regular octagon inscribed in
+    the disc of radius ``tan(tilt)`` (``tilt = 0``: a level hover), ``x_i - lo_i >= s mean(x)``, ``x <= hi``.
+    Solved as a linear program in ``y = tau x``, ``tau = 1 / mean(x) >= 0`` (Charnes--Cooper), with
+    ``(a, b)`` scaled by ``tau`` too; ``s <= 1``. Returns ``-inf`` when no input within the bounds hovers.
     """
     m = A.shape[1]
     Ar = A[rows]
     b = _HOVER_B[rows]
-    # variables (y (m), tau, s); minimise -s
-    c = np.zeros(m + 2)
-    c[-1] = -1.0
-    A_eq = np.zeros((len(rows) + 1, m + 2))
+    # variables (y (m), tau, s, a, b); minimise -s
+    nv = m + 4
+    c = np.zeros(nv)
+    c[m + 1] = -1.0
+    A_eq = np.zeros((len(rows) + 1, nv))
     A_eq[:-1, :m], A_eq[:-1, m] = Ar, -b
+    for k, axis in enumerate((0, 1)):  # the lateral force of a tilted hover on the force rows x and y
+        if axis in rows:
+            A_eq[rows.index(axis), m + 2 + k] = -1.0
     A_eq[-1, :m] = 1.0 / m
     b_eq = np.zeros(len(rows) + 1)
     b_eq[-1] = 1.0
     ub = []
     for i in range(m):
         if np.isfinite(lo[i]):  # s + tau lo_i - y_i <= 0
-            r = np.zeros(m + 2)
+            r = np.zeros(nv)
             r[i], r[m], r[m + 1] = -1.0, lo[i], 1.0
             ub.append(r)
         if np.isfinite(hi[i]):  # y_i - tau hi_i <= 0
-            r = np.zeros(m + 2)
+            r = np.zeros(nv)
             r[i], r[m] = 1.0, -hi[i]
             ub.append(r)
-    A_ub = np.array(ub) if ub else None
-    b_ub = np.zeros(len(ub)) if ub else None
-    bounds = [(None, None)] * m + [(0.0, None), (None, 1.0)]
-    status, z, fun = _linprog(c, A_eq=A_eq, b_eq=b_eq, A_ub=A_ub, b_ub=b_ub, bounds=bounds)
+    apothem = math.tan(tilt) * math.cos(math.pi / 8)
+    for k in range(8):  # cos(phi_k) a + sin(phi_k) b <= apothem tau
+        r = np.zeros(nv)
+        r[m + 2], r[m + 3], r[m] = math.cos(k * math.pi / 4), math.sin(k * math.pi / 4), -apothem
+        ub.append(r)
+    bounds = [(None, None)] * m + [(0.0, None), (None, 1.0), (None, None), (None, None)]
+    status, z, fun = _linprog(c, A_eq=A_eq, b_eq=b_eq, A_ub=np.array(ub), b_ub=np.zeros(len(ub)), bounds=bounds)
     if status != "ok" or z[m] <= 1e-12:
         return -math.inf
     return float(-fun)
@@ -280,21 +290,22 @@ def rotor_loss_outcome(s: System, keep: np.ndarray) -> tuple[str, float, float]:
     """The outcome word of level hover on the rotors ``keep`` (bool ``(n,)``), and its two margins.
 
     ``"full_pose"`` when the remaining columns keep the rank of ``G`` and some input within the bounds hovers
-    level (``F u = m g e_3``, ``M u = 0``) with every remaining rotor at :data:`jaxrotor.faults.FULL_POSE_MARGIN`
-    of their mean or more above its lower bound (the rule by which the flight computer keeps full pose,
+    level, or tilted by at most :data:`jaxrotor.faults.HOVER_TILT` (the tilt a held attitude may have in
+    :func:`jaxrotor.verdict.fault_outcome`), with zero moment (``F u = m g R^T e_3``, ``M u = 0``) and every
+    remaining rotor at :data:`jaxrotor.faults.FULL_POSE_MARGIN` of their mean or more above its lower bound (the rule by which the flight computer keeps full pose,
     :func:`jaxrotor.flight.fault_aware`); else ``"yaw_released"`` when, without the yaw-torque row, the
-    remaining columns keep the rank of the other five rows of ``G`` and some input within the bounds gives the
+    remaining columns keep the rank of the other five rows of ``G`` and some input within the bounds gives such a
     force and zero roll and pitch torque, a rotor idle at its lower bound allowed (the flight computer then gives
     up the yaw torque: :func:`jaxrotor.flight.yaw_released_allocation`); else ``"lost"``.
 
     Returns:
         ``(outcome, full_pose_margin, yaw_released_margin)``.
     """
-    from ..faults import FULL_POSE_MARGIN
+    from ..faults import FULL_POSE_MARGIN, HOVER_TILT
 
     A, lo, hi, tol = s.A[:, keep], s.lo[keep], s.hi[keep], s.tol / s.n
-    full = _level_hover_margin(A, lo, hi, list(range(6)))
-    relaxed = _level_hover_margin(A, lo, hi, list(range(5)))
+    full = _level_hover_margin(A, lo, hi, list(range(6)), HOVER_TILT)
+    relaxed = _level_hover_margin(A, lo, hi, list(range(5)), HOVER_TILT)
     if _rank(A, tol) == _rank(s.A, tol) and full >= FULL_POSE_MARGIN:
         return "full_pose", full, relaxed
     if _rank(A[:5], tol) == _rank(s.A[:5], tol) and relaxed >= -_MARGIN_TOL:
@@ -415,8 +426,8 @@ def rotor_loss(s: System) -> list[RotorLoss]:
 
     ``outcome`` says what a flight losing the rotor in level hover holds (:func:`rotor_loss_outcome`, the
     words of :func:`jaxrotor.verdict.fault_outcome`): ``"full_pose"``, ``"yaw_released"`` or ``"lost"``. Each
-    margin is ``max min_i (u_i - u_min,i) / mean_i u_i`` over the remaining rotors' level-hover inputs within
-    the bounds (``-inf`` when there is none), with every wrench row (``full_pose_margin``) or without the
+    margin is ``max min_i (u_i - u_min,i) / mean_i u_i`` over the remaining rotors' hover inputs within
+    the bounds, level or tilted by at most :data:`jaxrotor.faults.HOVER_TILT` (``-inf`` when there is none), with every wrench row (``full_pose_margin``) or without the
     yaw-torque row (``yaw_released_margin``).
 
     Returns:

@@ -213,7 +213,8 @@ def test_losing_a_rotor_of_the_paper_hexarotor(policy, outcome):
 def test_rotor_loss_outcomes_of_the_static_analysis():
     """RotorLoss.outcome in closed form: a flat hexa-X losing a rotor hovers level only with yaw released, at the
     margin 5/7 (the neighbours of the lost rotor at 2b, the next two and the opposite one at b); the paper
-    hexarotor's five-row level hover is unique, with two rotors idle (margin 0); an octorotor keeps full pose."""
+    hexarotor's five-row level hover is unique, with two rotors idle (margin 0), and a tilt within HOVER_TILT
+    lets every rotor spin; an octorotor keeps full pose."""
     from jaxrotor.analysis import rotor_loss
     from jaxrotor.design.presets import PRESETS
 
@@ -224,7 +225,7 @@ def test_rotor_loss_outcomes_of_the_static_analysis():
 
     paper = rotor_loss(PRESETS["paper_hexarotor"]())
     assert [r.outcome for r in paper] == ["yaw_released"] * 6
-    assert all(abs(r.yaw_released_margin) < 1e-7 and r.full_pose_margin == -np.inf for r in paper)  # rank 5
+    assert all(0.2 < r.yaw_released_margin < 0.3 and r.full_pose_margin == -np.inf for r in paper)  # rank 5
     assert all(r.hoverable for r in paper)  # ... yet hoverable with zero moment in a tilted attitude
     from jaxrotor.analysis._system import system
 
@@ -232,6 +233,9 @@ def test_rotor_loss_outcomes_of_the_static_analysis():
     keep = np.arange(6) != 0
     x = np.linalg.solve(s.A[:5][:, keep], np.array([0.0, 0, 1, 0, 0]))  # the unique yaw-released hover
     assert np.min(x) == pytest.approx(0.0, abs=1e-9) and np.sum(np.abs(x) < 1e-9) == 2
+    from jaxrotor.analysis.exact import _level_hover_margin
+
+    assert abs(_level_hover_margin(s.A[:, keep], s.lo[keep], s.hi[keep], list(range(5)), 0.0)) < 1e-7  # level: 0
 
     octo = rotor_loss(PRESETS["octo_x8"]())
     assert [r.outcome for r in octo] == ["full_pose"] * 8 and min(r.full_pose_margin for r in octo) > 0.5
@@ -254,9 +258,9 @@ def test_flat_hexarotor_yaw_released_idles_the_opposite_rotor():
         lost = eqx.tree_at(lambda d: d.G, data, data.G * (jnp.arange(6) != j))
         u = np.asarray(yaw_released_allocation(lost, jnp.asarray([0.0, 0, mg, 0, 0, 0])).u)
         opposite = int(np.argmin(G[3:5, :].T @ G[3:5, j]))  # the rotor whose roll/pitch arm is opposite
-        assert u[j] == 0.0 and u[opposite] == pytest.approx(0.0, abs=1e-5 * u.max())  # the solver's tolerance
+        assert u[j] == 0.0 and u[opposite] <= 1e-3 * u.max()  # the ridge against the yaw weight
         others = np.delete(u, [j, opposite])
-        np.testing.assert_allclose(others, mg / (4 * float(pf.c_f[0])), rtol=2e-4)  # yaw weight vs ridge
+        np.testing.assert_allclose(others, mg / (4 * float(pf.c_f[0])), rtol=1e-3)  # yaw weight vs ridge
         np.testing.assert_allclose((G @ u)[:5], [0, 0, mg, 0, 0], atol=1e-6 * mg)
 
 
