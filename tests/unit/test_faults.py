@@ -258,9 +258,9 @@ def test_flat_hexarotor_yaw_released_idles_the_opposite_rotor():
         lost = eqx.tree_at(lambda d: d.G, data, data.G * (jnp.arange(6) != j))
         u = np.asarray(yaw_released_allocation(lost, jnp.asarray([0.0, 0, mg, 0, 0, 0])).u)
         opposite = int(np.argmin(G[3:5, :].T @ G[3:5, j]))  # the rotor whose roll/pitch arm is opposite
-        assert u[j] == 0.0 and u[opposite] <= 1e-3 * u.max()  # the ridge against the yaw weight
+        assert u[j] == 0.0 and u[opposite] <= 5e-3 * u.max()  # the ridge against the yaw weight
         others = np.delete(u, [j, opposite])
-        np.testing.assert_allclose(others, mg / (4 * float(pf.c_f[0])), rtol=1e-3)  # yaw weight vs ridge
+        np.testing.assert_allclose(others, mg / (4 * float(pf.c_f[0])), rtol=5e-3)  # yaw weight vs ridge
         np.testing.assert_allclose((G @ u)[:5], [0, 0, mg, 0, 0], atol=1e-6 * mg)
 
 

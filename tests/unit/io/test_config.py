@@ -41,6 +41,8 @@ def test_every_flight_config_loads(path):
     assert isinstance(conf.flight, jr.Flight) and conf.flight.save_dt == 0.01 and conf.flight.t1 is None
     if "[solver]" not in path.read_text() and conf.flight.control_rate is None:  # the loader's default solve
         assert conf.flight.integrator == jr.Integrator()
+    elif conf.flight.control_rate is None and not conf.flight.integrator.adaptive:  # a fixed step (faults_*.toml)
+        assert 0 < conf.flight.integrator.dt <= 0.002
     elif conf.flight.control_rate is None:  # continuous-time loop: the tight adaptive solve of the shipped configs
         assert conf.flight.integrator.rtol == 1e-9 and conf.flight.integrator.atol == 1e-11
     else:  # discrete-rate loop: a fixed step, a whole number per control period
