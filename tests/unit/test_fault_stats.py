@@ -18,17 +18,10 @@ from jaxrotor.faults import Faults
 from jaxrotor.io.config import loads
 from jaxrotor.verdict import FAULT_OUTCOMES, fault_outcome, fault_outcome_code
 
-ROOT = Path(__file__).resolve().parents[2]
-BASE = (ROOT / "configs" / "paper_reproduction.toml").read_text().replace('compare = "paper_realistic.toml"', "")
-HOVER = BASE[:BASE.index("[reference]")] + """[reference]
-kind = "hover"
-position = [0.0, 0.0, 1.0]
-duration = 3.0
+from ._paper_hover import paper_hover_toml
 
-[solver]
-adaptive = false
-dt = 0.002
-"""
+ROOT = Path(__file__).resolve().parents[2]
+HOVER = paper_hover_toml(0.002)
 
 
 @pytest.mark.parametrize("k, n, confidence", [(0, 10, 0.95), (3, 10, 0.95), (10, 10, 0.95), (1, 1, 0.95),

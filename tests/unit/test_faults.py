@@ -15,17 +15,10 @@ import jaxrotor as jr
 from jaxrotor import faults as F
 from jaxrotor.io.config import ConfigError, loads
 
-ROOT = Path(__file__).resolve().parents[2]
-BASE = (ROOT / "configs" / "paper_reproduction.toml").read_text().replace('compare = "paper_realistic.toml"', "")
-HOVER = BASE[:BASE.index("[reference]")] + """[reference]
-kind = "hover"
-position = [0.0, 0.0, 1.0]
-duration = 3.0
+from ._paper_hover import paper_hover_toml
 
-[solver]
-adaptive = false
-dt = 0.002
-"""
+ROOT = Path(__file__).resolve().parents[2]
+HOVER = paper_hover_toml(0.002)
 
 
 def test_effectiveness_and_detection_in_closed_form():

@@ -17,17 +17,10 @@ from jaxrotor.io.toml import read_toml
 from jaxrotor.optimize import Design, cvar
 from jaxrotor.optimize import objectives as ob
 
-ROOT = Path(__file__).resolve().parents[3]
-BASE = (ROOT / "configs" / "paper_reproduction.toml").read_text().replace('compare = "paper_realistic.toml"', "")
-HOVER = BASE[:BASE.index("[reference]")] + """[reference]
-kind = "hover"
-position = [0.0, 0.0, 1.0]
-duration = 3.0
+from .._paper_hover import paper_hover_toml
 
-[solver]
-adaptive = false
-dt = 0.005
-"""
+ROOT = Path(__file__).resolve().parents[3]
+HOVER = paper_hover_toml(0.005)
 KW = dict(time=0.3, duration=0.5, detection_delay=0.05, attitude_weight=0.1)
 
 
