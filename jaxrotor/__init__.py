@@ -11,7 +11,7 @@ import importlib
 __version__ = "0.1.0"
 
 #: Subpackages and modules reachable as ``jaxrotor.<name>`` without importing them first.
-_SUBMODULES = ("allocation", "allocators", "analysis", "control", "design", "flight", "metrics", "numerics",
+_SUBMODULES = ("aero", "allocation", "allocators", "analysis", "control", "design", "flight", "metrics", "numerics",
                "optimize", "reference", "so3")
 
 #: Public names re-exported here, by the module (relative to ``jaxrotor``) that defines them.
@@ -29,6 +29,7 @@ _EXPORTS = {
     "tilting": ("CantSelection", "ExtendedVariable"),
     "sensors": ("Sensors",),
     "wind": ("Wind",),
+    "aero": ("Aerodynamics",),
     "randomize": ("Randomization",),
     "flight": ("DivergenceLimits", "Flight"),
     "loop": ("fly",),

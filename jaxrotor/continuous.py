@@ -10,7 +10,8 @@ The controller's integrator states ride in the ODE state, the allocator's matric
 prepared once for a fixed geometry, and no step straddles a reference jump (adaptive or
 fixed-step: every :class:`~jaxrotor.integrate.Integrator` option is honoured by
 :func:`jaxrotor.integrate.integrate`). The disturbance force is evaluated at every stage
-(continuous in time); there are no sensors and no wind (they need a control rate).
+(continuous in time); there are no sensors and no wind (they need a control rate): the
+aerodynamics (``flight.aero``) act in still air.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def _closed_loop(platform, controller, flight, t, y, alloc_data):
     cmd, d_integral, alloc, ref = flight_computer(platform, controller, flight, t, state, integral, alloc_data)
     f_ext = None if flight.disturbance is None else flight.disturbance(t)
     fault = FaultState.at(flight.faults, platform.n_rotors, t)
-    d_state, out = vehicle_derivative(platform, flight.actuators, state, cmd, f_ext, fault)
+    d_state, out = vehicle_derivative(platform, flight.actuators, state, cmd, f_ext, fault, flight.aero)
     R_cmd = controller.commanded_attitude(platform, state, integral, ref)  # recorded only (dropped in the ODE)
     return (d_state, d_integral), (out, alloc, ref, R_cmd)
 

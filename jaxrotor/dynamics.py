@@ -32,6 +32,7 @@ from jax import Array
 from jaxtyping import ArrayLike, Float
 
 from . import so3
+from .aero import Aerodynamics, body_wrench
 from ._util import as_float
 from .numerics import safe_sqrt
 from .allocation import hover_inputs, wrench
@@ -712,6 +713,8 @@ def vehicle_derivative(
     command: AbstractCommand,
     force_ext_w: Float[Array, "3"] | None = None,
     fault: FaultState | None = None,
+    aero: Aerodynamics | None = None,
+    air: Float[Array, "3"] | None = None,
 ) -> tuple[VehicleState, VehicleOutputs]:
     """Time derivative of the vehicle state under an actuator command.
 
@@ -719,6 +722,10 @@ def vehicle_derivative(
     :class:`RotorCommand` goes through the motor (and servo) models and
     ``G(alpha, beta) u``; a :class:`WrenchCommand` is applied directly. ``fault`` (a :class:`FaultState`)
     scales each rotor's thrust and drag by its effectiveness and freezes a stuck rotor or servo.
+    ``aero`` (a :class:`~jaxrotor.aero.Aerodynamics`) adds the rotors' and the body's aerodynamic wrench
+    (:func:`jaxrotor.aero.body_wrench`) at the rotor speeds and angles applied, in the air moving at ``air``
+    ``(3,)`` [m/s] (world frame; still air when ``None``); ``VehicleOutputs.force`` / ``torque`` stay the
+    rotors' eq. (10) wrench.
 
     Returns:
         ``(state_dot, outputs)``.
@@ -726,10 +733,16 @@ def vehicle_derivative(
     force_b, torque_b, (u, speed, alpha, beta), (speed_dot, alpha_dot, beta_dot), (energy_dot, electrical) = \
         command.actuate(platform, actuators, state, fault)
     torque_body = torque_b
+    force_body = force_b
+    if aero is not None and command.spins_rotors:  # static: no aerodynamics, today's model exactly
+        air_w = jnp.zeros(3, state.p.dtype) if air is None else air
+        f_a, tau_a = body_wrench(aero, platform, state.p, state.R, state.v, state.omega, speed, alpha, beta, air_w,
+                                 thrust=platform.c_f * u, effectiveness=None if fault is None else fault.effectiveness)
+        force_body, torque_body = force_b + f_a, torque_b + tau_a
     if command.spins_rotors and platform.rotor_inertia is not None:  # static: no J_r, today's model exactly
-        torque_body = torque_b + rotor_inertia_torque(platform, state.omega, speed, speed_dot, alpha, beta,
+        torque_body = torque_body + rotor_inertia_torque(platform, state.omega, speed, speed_dot, alpha, beta,
                                                       alpha_dot, beta_dot)
-    p_dot, v_dot, R_dot, omega_dot = rigid_body_derivative(platform, state, force_b, torque_body, force_ext_w)
+    p_dot, v_dot, R_dot, omega_dot = rigid_body_derivative(platform, state, force_body, torque_body, force_ext_w)
     d = VehicleState(p=p_dot, v=v_dot, R=R_dot, omega=omega_dot, rotor_speed=speed_dot, alpha=alpha_dot, beta=beta_dot,
                      energy=energy_dot)
     out = VehicleOutputs(accel=v_dot, angular_accel=omega_dot, u=u, rotor_speed=speed, force=force_b, torque=torque_b,

@@ -4,7 +4,7 @@ A :class:`Flight` holds everything about a flight except the vehicle
 (:class:`~jaxrotor.design.platform.Platform`), its controller and the plant it is flown
 on: the reference, the allocator, the actuator models, the integrator, the output
 period, the horizon, the runaway limits, an external disturbance, a tilt command, the
-initial state, the control rate, sensors, wind and the key of their random draws.
+initial state, the control rate, sensors, wind, aerodynamics, faults and the key of their random draws.
 ``simulate``, the TOML loader (:mod:`jaxrotor.io.config`), the optimizer
 (:mod:`jaxrotor.optimize`), the CLI and every plant take a ``Flight``;
 :func:`jaxrotor.fly` (:mod:`jaxrotor.loop`) flies one on any plant.
@@ -38,6 +38,7 @@ from .integrate import Integrator, save_times
 from .reference import AbstractReference, RefSample
 from .sensors import Sensors
 from .tilting import check_tilt_flight
+from .aero import Aerodynamics
 from .wind import Wind
 
 __all__ = ["DivergenceLimits", "Flight", "FaultPlan", "fault_aware", "flight_computer", "yaw_released_allocation",
@@ -100,6 +101,9 @@ class Flight(eqx.Module):
         faults: the :class:`~jaxrotor.faults.Faults` of the flight (rotor loss, partial loss, a rotor or a
             servo stuck; ``None``: none). The plant applies them; the flight computer learns of each after
             its detection delay and allocates around it (:func:`flight_computer`).
+        aero: the :class:`~jaxrotor.aero.Aerodynamics` of the rotors and the body (rotor drag, induced
+            inflow, translational lift, flapping, parasitic drag, ground effect; ``None``: none). Every plant
+            applies it at its own velocities, in the wind's air when there is wind.
     """
 
     reference: AbstractReference
@@ -118,6 +122,7 @@ class Flight(eqx.Module):
     wind: Wind | None = None
     key: jax.Array | None = None
     faults: Faults | None = None
+    aero: Aerodynamics | None = None
 
     def __check_init__(self):
         if not isinstance(self.reference, AbstractReference):

@@ -11,7 +11,8 @@ A plant is the vehicle's physics between two control instants. The one loop
 :class:`AnalyticPlant` steps eqs. (1)-(2), (11)-(12) with the flight's motor and servo models
 (:func:`jaxrotor.dynamics.vehicle_derivative`) and the external force of
 :func:`jaxrotor.tick.external_force` (wind drag at the plant's own velocity plus the held
-disturbance) by fixed steps of the flight's diffrax solver; with ``flight.control_rate = None``
+disturbance) and the flight's aerodynamics (:func:`jaxrotor.aero.body_wrench`, in the held air) by
+fixed steps of the flight's diffrax solver; with ``flight.control_rate = None``
 it flies the paper's continuous-time loop instead (the controller inside the ODE,
 :meth:`AnalyticPlant.fly_continuous`). The physics layer's plants are
 :class:`jaxrotor.physics.MJXPlant` and :class:`jaxrotor.physics.MuJoCoPlant`.
@@ -31,6 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
+from .aero import Aerodynamics
 from .continuous import fly_continuous
 from .control import AbstractController
 from .design.platform import Platform
@@ -198,6 +200,7 @@ class AnalyticPlantState(eqx.Module):
         integrator: the fixed-step solver settings.
         substeps: solver steps per control interval (static).
         faults: the flight's :class:`~jaxrotor.faults.Faults`, or ``None``.
+        aero: the flight's :class:`~jaxrotor.aero.Aerodynamics`, or ``None``.
     """
 
     vehicle: VehicleState
@@ -208,13 +211,14 @@ class AnalyticPlantState(eqx.Module):
     integrator: Integrator
     substeps: int = eqx.field(static=True)
     faults: Faults | None = None
+    aero: Aerodynamics | None = None
 
 
 def _analytic_outputs(platform, actuators, wind, state: VehicleState, plant_input: PlantInput,
-                      faults=None) -> PlantOutputs:
+                      faults=None, aero=None) -> PlantOutputs:
     f_ext = external_force(wind, state.v, plant_input.air, plant_input.force)
     fault = FaultState.at(faults, platform.n_rotors, plant_input.t)
-    _, out = vehicle_derivative(platform, actuators, state, plant_input.command, f_ext, fault)
+    _, out = vehicle_derivative(platform, actuators, state, plant_input.command, f_ext, fault, aero, plant_input.air)
     return PlantOutputs(accel=out.accel, angular_accel=out.angular_accel, u=out.u, rotor_speed=out.rotor_speed,
                         alpha=out.alpha, beta=out.beta, contact_force=jnp.zeros(3, state.p.dtype),
                         motor_speed=out.rotor_speed, electrical=out.electrical)
@@ -241,6 +245,8 @@ class AnalyticPlant(AbstractPlant):
     def check(self, platform, controller, flight):
         flight.actuators.motor.check_platform(platform)
         check_rotor_inertia(platform, flight.actuators)
+        if flight.aero is not None:
+            flight.aero.check(platform)
         rate = self.control_rate(flight)
         if rate is None:
             return
@@ -262,20 +268,21 @@ class AnalyticPlant(AbstractPlant):
         dtype = state.p.dtype
         hold = PlantInput(command=RotorCommand(u=state.rotor_speed**2), air=jnp.zeros(3, dtype),
                           force=jnp.zeros(3, dtype), t=jnp.asarray(flight.t0, dtype))
-        applied = _analytic_outputs(platform, flight.actuators, flight.wind, state, hold, flight.faults)
+        applied = _analytic_outputs(platform, flight.actuators, flight.wind, state, hold, flight.faults, flight.aero)
         return AnalyticPlantState(vehicle=state, applied=applied, platform=platform, actuators=flight.actuators,
                                   wind=flight.wind, integrator=flight.integrator, substeps=substeps,
-                                  faults=flight.faults)
+                                  faults=flight.faults, aero=flight.aero)
 
     def step(self, plant_state: AnalyticPlantState, plant_input: PlantInput, dt) -> AnalyticPlantState:
         ps = plant_state
         platform, actuators, wind = ps.platform, ps.actuators, ps.wind
-        applied = _analytic_outputs(platform, actuators, wind, ps.vehicle, plant_input, ps.faults)
+        applied = _analytic_outputs(platform, actuators, wind, ps.vehicle, plant_input, ps.faults, ps.aero)
 
         def field(t_, s, args):
             f_ext = external_force(wind, s.v, plant_input.air, plant_input.force)
             fault = FaultState.at(ps.faults, platform.n_rotors, t_)
-            return vehicle_derivative(platform, actuators, s, plant_input.command, f_ext, fault)[0]
+            return vehicle_derivative(platform, actuators, s, plant_input.command, f_ext, fault, ps.aero,
+                                      plant_input.air)[0]
 
         # dt = 0 (the last tick): steps of length 0 leave the state as it is
         vehicle = fixed_steps(field, ps.vehicle, plant_input.t, dt / ps.substeps, ps.substeps,

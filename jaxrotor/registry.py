@@ -19,7 +19,7 @@ the one that defines it. An option's default, when not declared, is the builder'
 keyword default (no keyword default: the option is required).
 
 Families (:data:`FAMILIES`): ``reference``, ``controller``, ``allocator``, ``motor``,
-``servo``, ``solver``, ``objective``, ``sensors``, ``wind``, ``randomization``.
+``servo``, ``solver``, ``objective``, ``sensors``, ``wind``, ``aero``, ``randomization``.
 
 This module imports only the standard library, so a core module can register its
 classes without importing the configuration layer.
@@ -47,6 +47,7 @@ FAMILIES: dict[str, str] = {
     "objective": "[objective.<kind>] table",
     "sensors": "[sensors] kind",
     "wind": "[wind] kind",
+    "aero": "[aero] kind",
     "randomization": "[randomize] kind",
 }
 

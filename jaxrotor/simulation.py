@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 from jax import Array
 
+from .aero import Aerodynamics
 from .control import AbstractController
 from .design.platform import Platform
 from .dynamics import AbstractCommand, Actuators, VehicleState, vehicle_derivative
@@ -36,10 +37,14 @@ from .trajectory import Trajectory, assemble_trajectory
 __all__ = ["simulate", "simulate_open_loop"]
 
 
+def _air_at(air, t):
+    return air(t) if callable(air) else air
+
+
 def _open_loop_field(t, y, args):
-    platform, actuators, command, external_force = args
+    platform, actuators, command, external_force, aero, air = args
     f_ext = None if external_force is None else external_force(t)
-    dy, _ = vehicle_derivative(platform, actuators, y, command(t), f_ext)
+    dy, _ = vehicle_derivative(platform, actuators, y, command(t), f_ext, None, aero, _air_at(air, t))
     return dy
 
 
@@ -57,6 +62,8 @@ def simulate_open_loop(
     jump_ts: tuple[float, ...] = (),
     external_force: Callable[[Array], Array] | None = None,
     limits: DivergenceLimits = DivergenceLimits(),
+    aero: Aerodynamics | None = None,
+    air: Array | Callable[[Array], Array] | None = None,
 ) -> Trajectory:
     """Integrate eqs. (1)-(2), (11)-(12) with actuator models under an open-loop command.
 
@@ -74,19 +81,21 @@ def simulate_open_loop(
         jump_ts: times at which ``command`` is discontinuous; no step straddles them.
         external_force: optional ``t -> (3,)`` world-frame force [N].
         limits: runaway limits for the ``diverged`` flag.
+        aero: the rotors' and body's :class:`~jaxrotor.aero.Aerodynamics` (``None``: none).
+        air: the world air velocity [m/s] the aerodynamics act in: ``(3,)``, or ``t -> (3,)``; ``None``: still air.
 
     Returns:
         A :class:`Trajectory` (reference fields are zeros/identity).
     """
     ts = save_times(t0, t1, save_dt)
-    args = (platform, actuators, command, external_force)
+    args = (platform, actuators, command, external_force, aero, air)
     sol = integrate(_open_loop_field, state0, t0, t1, args=args, integrator=integrator, ts=ts, jump_ts=jump_ts)
     ys: VehicleState = sol.ys
 
     def outputs(t, y):
         f_ext = None if external_force is None else external_force(t)
         cmd = command(t)
-        _, out = vehicle_derivative(platform, actuators, y, cmd, f_ext)
+        _, out = vehicle_derivative(platform, actuators, y, cmd, f_ext, None, aero, _air_at(air, t))
         u_cmd = cmd.commanded_inputs(y.rotor_speed)
         return out, u_cmd
 

@@ -444,6 +444,7 @@ def from_dict(data: dict, source: str = "<dict>", base_dir: Path | None = None) 
         raise top.error(f"[allocator]/[reference]: {err}") from None
     flight = robust_config.flight_tables(top, flight)  # [control], [sensors], [wind]
     flight = _faults(top, flight, platform)  # [[faults]]
+    flight = _aero(top, flight, platform)  # [aero]
     controller = _auto_gains(controller_table, controller, gain_spec, given_gains, platform, flight)
     compare = None
     cmp_name = top.get("compare", str, None)
@@ -455,6 +456,25 @@ def from_dict(data: dict, source: str = "<dict>", base_dir: Path | None = None) 
     top.check_unknown()
     return FlightConfig(name=name, platform=platform, controller=controller, flight=flight, compare=compare,
                         source=source, raw=data, thresholds=thresholds)
+
+
+def _aero(top: Table, flight, platform):
+    """``[aero]``: the :class:`jaxrotor.aero.Aerodynamics` of the flight (keys as its arguments:
+    ``parasitic_drag``, ``parasitic_drag_linear``, ``rotor_drag``, ``induced_inflow``, ``translational_lift``,
+    ``flapping``, ``ground_effect``, ``rotor_radius``, ``floor_height``, ``ground_effect_max``).
+
+    Raises:
+        ConfigError: a bad or unknown key, or a model the platform cannot carry (the ground effect without a
+            rotor radius).
+    """
+    if "aero" not in top:
+        return flight
+    aero = top.table("aero").build("aero", "quasi_steady")
+    try:
+        aero.check(platform)
+    except ValueError as err:
+        raise top.error(f"[aero]: {err}") from None
+    return dataclasses.replace(flight, aero=aero)
 
 
 #: Keys of one ``[[faults]]`` table.

@@ -182,7 +182,8 @@ def test_every_family_is_registered_by_the_loaders():
     """The loaders' kinds: every family has its kinds, the defaults the loaders use exist."""
     expected = {"reference": "paper_maneuver", "controller": "fully_actuated", "allocator": "pseudo_inverse",
                 "motor": "ideal", "servo": "ideal", "solver": "tsit5", "objective": "tracking",
-                "sensors": "gaussian", "wind": "ornstein_uhlenbeck", "randomization": "uniform"}
+                "sensors": "gaussian", "wind": "ornstein_uhlenbeck", "aero": "quasi_steady",
+                "randomization": "uniform"}
     assert set(expected) == set(registry.FAMILIES)
     for family, name in expected.items():
         assert name in registry.kinds(family), family
