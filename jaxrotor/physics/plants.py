@@ -60,6 +60,7 @@ from mujoco import mjx
 
 from .. import so3
 from ..design.platform import TILT_ANGLES, Platform, per_rotor_angles
+from ..aero import Aerodynamics, parasitic_drag, rotor_terms
 from ..dynamics import Actuators, FaultState, VehicleState
 from ..electrical import ElectricOutputs, EnergyState
 from ..faults import Faults
@@ -348,6 +349,92 @@ def com_wrench(xmat, offset_b, f, xp=np):
     return xp.concatenate([f, xp.stack(moment)])
 
 
+class EngineAero(eqx.Module):
+    """What :func:`engine_aero_rows` needs of the engine model besides its data (fixed for a flight).
+
+    Attributes:
+        aero: the flight's :class:`~jaxrotor.aero.Aerodynamics`.
+        c_f: ``(n,)`` thrust coefficients [N s^2/rad^2] (the thrust inputs' gear).
+        radius: ``()`` or ``(n,)`` rotor radius [m] for the ground effect (``aero.rotor_radius``, else the engine's
+            propeller), or ``None`` without ground effect.
+        frame, sites, props: the vehicle frame's body id, the thrust sites' ids ``(n,)`` (hub and axis ``z_i``),
+            the propeller bodies' ids ``(n,)`` (static).
+    """
+
+    aero: Aerodynamics
+    c_f: jax.Array
+    radius: jax.Array | None
+    frame: int = eqx.field(static=True)
+    sites: tuple = eqx.field(static=True)
+    props: tuple = eqx.field(static=True)
+
+
+def engine_aero(pm: PhysicsModel, platform: Platform, aero: Aerodynamics | None, xp=jnp) -> EngineAero | None:
+    """The :class:`EngineAero` of a flight on ``pm`` (``None`` without aerodynamics).
+
+    Raises:
+        ValueError: the ground effect's ``aero.floor_height`` is not the engine's floor (``pm.floor_height``, where
+            the landing gear stands at ``p = 0``): the two layers would see the floor at different heights.
+    """
+    if aero is None:
+        return None
+    aero.check(platform)
+    radius = None
+    if aero.ground_effect:
+        radius = aero.rotor_radius if aero.rotor_radius is not None else 0.5 * pm.parts.propeller.diameter
+        fh = aero.floor_height
+        if (pm.options.floor and np.isfinite(pm.floor_height) and not isinstance(fh, jax.core.Tracer)
+                and abs(float(fh) - pm.floor_height) > 1e-9):
+            raise ValueError(f"Aerodynamics parameter `floor_height` = {float(fh):.6g} m is not the engine's floor "
+                             f"({pm.floor_height:.6g} m: the landing gear's feet at p = 0), so the ground effect and "
+                             f"the floor contact would be at different heights. Fix: pass "
+                             f"Aerodynamics(..., floor_height={pm.floor_height:.6g}) (both layers then see one floor), "
+                             "or fly the engine without a floor (ModelOptions(floor=False)).")
+    name = lambda kind, s: mujoco.mj_name2id(pm.model, kind, s)
+    n = platform.n_rotors
+    return EngineAero(aero=aero, c_f=xp.asarray(platform.c_f), radius=None if radius is None else xp.asarray(radius),
+                      frame=name(mujoco.mjtObj.mjOBJ_BODY, "frame"),
+                      sites=tuple(name(mujoco.mjtObj.mjOBJ_SITE, f"thrust{i}") for i in range(n)),
+                      props=tuple(name(mujoco.mjtObj.mjOBJ_BODY, f"prop{i}") for i in range(n)))
+
+
+def engine_aero_rows(ea: EngineAero, qvel, xpos, xmat, site_xpos, site_xmat, xipos, u, effectiveness, air,
+                     offset_b, xp=jnp):
+    """The aerodynamic ``xfrc_applied`` rows of one engine step: ``(frame_row (6,), prop_rows (n, 6))``.
+
+    From the engine's own state: the vehicle frame's origin (the centre of mass) ``xpos`` and rotation ``xmat``,
+    the free joint's world velocity ``qvel[0:3]`` and body rate ``qvel[3:6]``, each thrust site's hub ``site_xpos``
+    and axis (``site_xmat``'s third column), each hub's velocity ``v + (R omega) x (hub - xpos)``, its height above
+    ``aero.floor_height``, the rotor speed ``sqrt(u_i)`` of the step's thrust input ``u_i`` and the thrust
+    ``c_f,i u_i``: :func:`jaxrotor.aero.rotor_terms` (times ``effectiveness``) applied at each propeller body (the
+    force at the hub, moved to the body's centre of mass ``xipos``) and :func:`jaxrotor.aero.parasitic_drag` at
+    the centre of mass (``offset_b`` from the frame body's own, as :func:`com_wrench`). NumPy or JAX arrays.
+    """
+    aero = ea.aero
+    R = xmat.reshape(3, 3)
+    n = site_xpos.shape[0]
+    omega_w = R @ qvel[3:6]
+    r = site_xpos - xpos
+    rel = qvel[0:3] - air + _cross(omega_w, r, xp)
+    axes = site_xmat.reshape(n, 3, 3)[:, :, 2]
+    speed = xp.sqrt(xp.maximum(u, 1e-30))
+    height = None if not aero.ground_effect else site_xpos[:, 2] - aero.floor_height
+    force, couple = rotor_terms(aero, rel, axes, speed, ea.c_f * u, height, ea.radius, xp=xp)
+    if effectiveness is not None:
+        force, couple = effectiveness[:, None] * force, effectiveness[:, None] * couple
+    prop_rows = xp.concatenate([force, couple + _cross(site_xpos - xipos, force, xp)], axis=-1)
+    norm = np.linalg.norm if xp is np else None
+    drag_w = R @ parasitic_drag(aero, R.T @ (qvel[0:3] - air), xp=xp, norm=norm)
+    return com_wrench(xmat, offset_b, drag_w, xp=xp), prop_rows
+
+
+def _cross(a, b, xp):
+    """Row-wise ``a x b`` for ``(3,)`` or ``(n, 3)`` against ``(n, 3)`` (NumPy or JAX)."""
+    a = xp.broadcast_to(a, b.shape)
+    return xp.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1], a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
+                     a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=-1)
+
+
 def _hinge_angles(platform: Platform, pm: PhysicsModel, qpos, alpha, beta, xp=np):
     """The tilt angles the engine's hinges have, in the shape of ``platform.alpha`` / ``beta`` [rad].
 
@@ -470,6 +557,7 @@ class MJXPlantState(eqx.Module):
         faults: the flight's :class:`~jaxrotor.faults.Faults`, or ``None``.
         spin_hold: ``(n,)`` the signed propeller hinge speeds a stuck rotor keeps [rad/s] (:func:`stuck_hinges`),
             or ``None`` (no ``rotor_stuck`` event, or propellers that follow a motor model).
+        aero: the flight's aerodynamics on this engine (:class:`EngineAero`), or ``None``.
     """
 
     data: mjx.Data
@@ -484,6 +572,7 @@ class MJXPlantState(eqx.Module):
     energy: EnergyState | None = None
     faults: Faults | None = None
     spin_hold: jax.Array | None = None
+    aero: EngineAero | None = None
 
 
 def _mjx_contact_force(m: mjx.Model, d: mjx.Data, geom_bodyid: np.ndarray):
@@ -563,7 +652,8 @@ class MJXPlant(_PhysicsPlant):
                              beta=jnp.asarray(state0.beta, dtype), applied=applied, platform=platform,
                              actuators=flight.actuators, wind=flight.wind, steps=self.steps(flight), energy=energy,
                              faults=flight.faults,
-                             spin_hold=d.qvel[pm.spin_qvel] if _holds_spin(pm, flight.actuators, flight.faults) else None)
+                             spin_hold=d.qvel[pm.spin_qvel] if _holds_spin(pm, flight.actuators, flight.faults) else None,
+                             aero=engine_aero(pm, platform, flight.aero))
 
     def _spin_speed(self, d, n):
         pm = self.model.value
@@ -601,6 +691,9 @@ class MJXPlant(_PhysicsPlant):
         k_hold = (jnp.asarray(pm.spin_inertia, ps.data.qpos.dtype) / pm.options.spin_time_constant) if hold_spin \
             else None
 
+        ea = ps.aero
+        sites, props = (np.asarray(ea.sites), np.asarray(ea.props)) if ea is not None else (None, None)
+
         def engine_step(d, energy, row, f_j, hold):
             for sl, dof, kp in servo_ff:
                 row = row.at[sl].add(hinge_load(d.qfrc_bias, d.qfrc_actuator, d.actuator_force, sl, dof) / kp)
@@ -620,11 +713,17 @@ class MJXPlant(_PhysicsPlant):
                     lo, hi = propeller_force_range(servo, sign, jnp.abs(speed))
                     m_j = m.replace(actuator_forcerange=m.actuator_forcerange.at[spin_act, 0].set(lo)
                                     .at[spin_act, 1].set(hi))
+            u_row = row[pm.ctrl_u]
             if f_j is not None:  # thrust and drag torque of rotor i times eta_i at the step's start
                 row = row.at[pm.ctrl_u].multiply(f_j.effectiveness)
             f = external_force(ps.wind, d.qvel[0:3], plant_input.air, plant_input.force)
             xfrc = jnp.zeros_like(d.xfrc_applied).at[frame].set(com_wrench(d.xmat[frame].reshape(9), offset_b, f,
                                                                            xp=jnp))
+            if ea is not None:  # the aerodynamics from the engine's own hubs, axes and velocities
+                frame_row, prop_rows = engine_aero_rows(
+                    ea, d.qvel, d.xpos[frame], d.xmat[frame], d.site_xpos[sites], d.site_xmat[sites], d.xipos[props],
+                    u_row, None if f_j is None else f_j.effectiveness, plant_input.air, offset_b)
+                xfrc = xfrc.at[frame].add(frame_row).at[props].add(prop_rows)
             d = mjx.step(m_j, d.replace(ctrl=row, xfrc_applied=xfrc))
             if hold_spin:  # the speed a stuck rotor keeps: the propeller's until the fault
                 hold = f_j.stuck * d.qvel[spin_dof] + (1 - f_j.stuck) * hold
@@ -878,7 +977,9 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
                        electric=None, faults=flight.faults, stuck=flight.faults is not None
                        and flight.faults.kinds_present(("rotor_stuck",)),
                        k_hold=np.asarray(pm.spin_inertia, dtype=float) / pm.options.spin_time_constant
-                       if _holds_spin(pm, flight.actuators, flight.faults) else None)
+                       if _holds_spin(pm, flight.actuators, flight.faults) else None,
+                       aero=jax.tree_util.tree_map(lambda x: np.asarray(x, dtype=float),
+                                                   engine_aero(pm, platform, flight.aero, xp=np)))
         energy = electrical = None
         if drives_by_current(pm, flight.actuators):  # the battery's state, and the chain at the held hover command
             elec = context["electric"] = _HostElectric(pm, platform, flight.actuators.motor, platform.mass.dtype)
@@ -941,9 +1042,9 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
             stuck = per_step[k * n:].reshape(k, n) if c["stuck"] else None
         a_now, b_now = _host_angles(ps)
         speed_now = _host_spin_speed(pm, d, n)
-        frame, offset_b, wind = c["frame"], c["offset_b"], c["wind"]
+        frame, offset_b, wind, ea = c["frame"], c["offset_b"], c["wind"], c["aero"]
         record = None
-        if wind is None:  # the external force is the held disturbance: set once for the interval
+        if wind is None and ea is None:  # the external force is the held disturbance: set once for the interval
             d.xfrc_applied[frame] = com_wrench(d.xmat[frame], offset_b, force)
         for j, row in enumerate(ctrl if dt > 0 else ctrl[:1]):
             d.ctrl[:] = row
@@ -956,13 +1057,21 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
             if hold is not None:  # a stuck rotor's propeller keeps its speed (servo target or hinge torque)
                 d.ctrl[pm.ctrl_spin] = stuck_hinges(stuck[j], hold, d.qvel[pm.spin_qvel], d.ctrl[pm.ctrl_spin],
                                                     elec is not None, c["k_hold"])
+            u_row = d.ctrl[pm.ctrl_u].copy()
             if eta is not None:  # thrust and drag torque of rotor i times eta_i at the step's start
                 d.ctrl[pm.ctrl_u] = eta[j] * d.ctrl[pm.ctrl_u]
             for sl, dof, kp in c["servo_ff"]:
                 d.ctrl[sl] = row[sl] + hinge_load(d.qfrc_bias, d.qfrc_actuator, d.actuator_force, sl, dof) / kp
-            if wind is not None:  # the drag follows the engine's velocity at every step
+            if wind is not None or ea is not None:  # the drag follows the engine's velocity at every step
                 f = external_force(wind, d.qvel[0:3], air, force, norm=np.linalg.norm)
                 d.xfrc_applied[frame] = com_wrench(d.xmat[frame], offset_b, f)
+            if ea is not None:  # the aerodynamics from the engine's own hubs, axes and velocities
+                frame_row, prop_rows = engine_aero_rows(
+                    ea, d.qvel, d.xpos[frame], d.xmat[frame], d.site_xpos[list(ea.sites)],
+                    d.site_xmat[list(ea.sites)], d.xipos[list(ea.props)], u_row, None if eta is None else eta[j], air,
+                    offset_b, xp=np)
+                d.xfrc_applied[frame] += frame_row
+                d.xfrc_applied[list(ea.props)] = prop_rows
             if dt > 0:
                 mujoco.mj_step(m, d)
                 if hold is not None:  # the speed a stuck rotor keeps: the propeller's until the fault
