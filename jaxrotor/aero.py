@@ -43,8 +43,8 @@ from jax import Array
 from ._util import as_float
 from .registry import Option, register
 
-__all__ = ["Aerodynamics", "RotorPyVehicle", "body_wrench", "from_rotorpy", "ground_effect_ratio", "parasitic_drag",
-           "rotor_terms"]
+__all__ = ["Aerodynamics", "ROTORPY_COEFFICIENTS", "RotorPyVehicle", "body_wrench", "from_rotorpy",
+           "ground_effect_ratio", "parasitic_drag", "rotor_terms", "scaled_coefficients"]
 
 
 def _vec3(value, name: str) -> Array:
@@ -299,3 +299,35 @@ def from_rotorpy(params: dict, name: str = "rotorpy") -> RotorPyVehicle:
                         induced_inflow=g("k_z"), translational_lift=g("k_h"), flapping=g("k_flap"),
                         rotor_radius=None if radius is None else float(radius))
     return RotorPyVehicle(platform=platform, aero=aero, motor=FirstOrderMotor(time_constant=g("tau_m")))
+
+
+#: RotorPy 3.0's aerodynamic coefficients of its two vehicles (``rotorpy.vehicles.*_params.quad_params``), with the
+#: thrust coefficient ``k_eta`` [N s^2/rad^2] and mass [kg] they belong to.
+ROTORPY_COEFFICIENTS = {
+    "hummingbird": {"k_eta": 5.57e-06, "mass": 0.5, "c_D": (0.005, 0.005, 0.01), "k_d": 1.19e-4, "k_z": 2.32e-4,
+                    "k_h": 3.39e-3, "k_flap": 0.0, "rotor_radius": 0.1},
+    "crazyflie": {"k_eta": 2.3e-08, "mass": 0.03, "c_D": (0.0, 0.0, 0.0), "k_d": 1.02506e-06, "k_z": 7.553e-07,
+                  "k_h": 0.0, "k_flap": 0.0, "rotor_radius": None},
+}
+
+
+def scaled_coefficients(platform, like: str = "hummingbird", ground_effect: bool = False, **overrides) -> Aerodynamics:
+    """A first guess of a vehicle's :class:`Aerodynamics` from one of RotorPy's identified vehicles
+    (:data:`ROTORPY_COEFFICIENTS`), for a design study before its own coefficients are measured.
+
+    The rotor terms scale with the rotor's size through its thrust coefficient, ``k = k_ref c_f / k_eta,ref``
+    (``k_d``, ``k_z``, ``k_h``, ``k_flap``: at equal rotor speed and airspeed the H-force, inflow and lift change
+    in proportion to the thrust), the body drag with the frontal area, ``c_D = c_D,ref (m / m_ref)^(2/3)``. A
+    heuristic, not an identification: say so where its results are reported. ``overrides`` replace any argument
+    of :class:`Aerodynamics` (e.g. ``rotor_radius``).
+    """
+    if like not in ROTORPY_COEFFICIENTS:
+        raise ValueError(f"scaled_coefficients parameter `like` = {like!r} is unknown. Fix: use one of "
+                         f"{sorted(ROTORPY_COEFFICIENTS)}.")
+    ref = ROTORPY_COEFFICIENTS[like]
+    k = jnp.mean(platform.c_f) / ref["k_eta"]
+    area = (platform.mass / ref["mass"]) ** (2.0 / 3.0)
+    kw = dict(parasitic_drag=jnp.asarray(ref["c_D"]) * area, rotor_drag=ref["k_d"] * k, induced_inflow=ref["k_z"] * k,
+              translational_lift=ref["k_h"] * k, flapping=ref["k_flap"] * k, ground_effect=ground_effect)
+    kw.update(overrides)
+    return Aerodynamics(**kw)

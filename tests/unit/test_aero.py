@@ -238,3 +238,17 @@ def test_bad_input_names_the_parameter():
     flight = jr.Flight(reference=jr.reference.Hover((0.0, 0.0, 1.0), 0.1), aero=Aerodynamics(ground_effect=True))
     with pytest.raises(ValueError, match=r"`rotor_radius` = None needs the propeller"):
         jr.fly(plat, jr.control.FullyActuatedSE3(), flight)
+
+
+def test_scaled_coefficients_and_the_rotorpy_table():
+    """The table is RotorPy's Hummingbird (the file this test module copies), and scaling to it is the identity."""
+    veh = from_rotorpy(HB)
+    same = jr.aero.scaled_coefficients(veh.platform, "hummingbird")
+    for k in ("parasitic_drag", "rotor_drag", "induced_inflow", "translational_lift", "flapping"):
+        np.testing.assert_allclose(np.asarray(getattr(same, k)), np.asarray(getattr(veh.aero, k)), rtol=1e-12)
+    hexa = presets.paper_hexarotor()
+    a = jr.aero.scaled_coefficients(hexa, rotor_radius=0.127)
+    np.testing.assert_allclose(float(a.rotor_drag), HB["k_d"] * float(hexa.c_f[0]) / HB["k_eta"], rtol=1e-12)
+    assert float(a.rotor_radius) == 0.127
+    with pytest.raises(ValueError, match="`like` = 'kestrel'"):
+        jr.aero.scaled_coefficients(hexa, "kestrel")
