@@ -33,6 +33,7 @@ import pytest
 
 import jaxrotor as jr
 from jaxrotor import presets
+from jaxrotor.aero import Aerodynamics
 from jaxrotor.control import FullyActuatedSE3, UnderactuatedSE3
 from jaxrotor.integrate import RK4
 from jaxrotor.physics import MJXPlant, MuJoCoPlant, build_model, paper_hexarotor_parts
@@ -139,8 +140,16 @@ def _cases(models):
     unlimited = Case(x500, UnderactuatedSE3(), {"current_unlimited": jr.Flight(
         reference=hover, integrator=integ, control_rate=RATE, save_dt=0.01, state0=s0,
         actuators=jr.Actuators(motor=jr.FirstOrderMotor(0.03)))}, plants=("analytic",))
+    # aerodynamics in the wind: RotorPy's Hummingbird coefficients scaled by the hexarotor's c_f / k_eta
+    aero = Case(plat, ctrl, {"aero": flight(wind=(2.0, 1.0, 0.0), aero=_aero(plat))})
     return {"main": main, "motor": motor, "delayed": delayed, "slow": slow, "tilting": tilting, "spinning": spinning,
-            "welded": welded, "limited": limited, "unlimited": unlimited}
+            "welded": welded, "limited": limited, "unlimited": unlimited, "aero": aero}
+
+
+def _aero(plat):
+    scale = float(plat.c_f[0]) / 5.57e-6  # the Hummingbird's k_eta
+    return Aerodynamics(parasitic_drag=(0.02, 0.02, 0.04), rotor_drag=1.19e-4 * scale, induced_inflow=2.32e-4 * scale,
+                        translational_lift=3.39e-3 * scale, flapping=1e-5)
 
 
 # the case group and the baseline of each feature
@@ -148,16 +157,17 @@ WHERE = {"sensors": ("main", "baseline"), "wind": ("main", "baseline"), "gusts":
          "disturbance": ("main", "baseline"), "motor_lag": ("motor", "baseline"), "state0": ("main", "baseline"),
          "delay": ("delayed", "baseline"), "control_rate": ("slow", "baseline"), "tilting": ("tilting", None),
          "servo_lag": ("tilting", "tilting"), "rotor_inertia": ("spinning", "no_rotor_inertia"),
-         "current_limit": ("limited", "current_unlimited")}
+         "current_limit": ("limited", "current_unlimited"), "aero": ("aero", "wind")}
 # analytic vs MuJoCo C, max |p^a - p^C| [m] over the flight. 1e-6 m where the two integrate the same equations
 # (RK4 at 1 ms both); the motor (3e-6, measured 1.1e-6) and tilt servo models (measured 4.9e-5 m) are stepped by
 # Euler at the engine step on the physics plants, and the tilting arms' inertia and their hinge servos are the
 # engine's alone; with spinning propellers the engine holds each step's thrust at the propeller's speed at the
 # step's start (first order in the step; measured: rotor inertia 1.5e-4 m, the spin-up at the current limit
-# 6.5e-4 m) (bounds ~3x the measured gap)
+# 6.5e-4 m); the engine holds each step's aerodynamic forces from its kinematics at the step's start (measured
+# 3.7e-6 m) (bounds ~3x the measured gap)
 ANALYTIC_TOL = {"baseline": 1e-6, "sensors": 1e-6, "delay": 1e-6, "wind": 1e-6, "gusts": 1e-6, "disturbance": 1e-6,
                 "motor_lag": 3e-6, "state0": 1e-6, "control_rate": 1e-6, "tilting": 2e-4, "servo_lag": 2e-4,
-                "rotor_inertia": 5e-4, "current_limit": 2e-3}
+                "rotor_inertia": 5e-4, "current_limit": 2e-3, "aero": 1e-5}
 # how much a feature must move the flight: more than the plants' gap with it on (1e-5 m unless given)
 EFFECT_MIN = {"rotor_inertia": 5e-4, "current_limit": 1e-2}
 
