@@ -252,3 +252,30 @@ def test_scaled_coefficients_and_the_rotorpy_table():
     assert float(a.rotor_radius) == 0.127
     with pytest.raises(ValueError, match="`like` = 'kestrel'"):
         jr.aero.scaled_coefficients(hexa, "kestrel")
+
+
+def test_flight_gradient_and_vmap_over_a_coefficient():
+    """A windy discrete-rate hover: d(final x)/d(k_d) through the whole flight against central differences, and a
+    vmap over k_d equal to the flights one by one."""
+    import equinox as eqx
+
+    plat = presets.paper_hexarotor()
+    ctrl = jr.control.FullyActuatedSE3()
+    base = jr.Flight(reference=jr.reference.Hover((0.0, 0.0, 1.0), 0.4), integrator=jr.Integrator(adaptive=False,
+                     dt=4e-3), control_rate=250.0, save_dt=0.04, key=jax.random.PRNGKey(0),
+                     wind=jr.Wind(mean=(3.0, -1.0, 0.0)), aero=Aerodynamics(rotor_drag=5e-4, translational_lift=1e-2))
+
+    @eqx.filter_jit
+    def final_x(k_d):
+        fl = eqx.tree_at(lambda f: f.aero.rotor_drag, base, k_d)
+        return jr.fly(plat, ctrl, fl).p[-1, 0]
+
+    k = jnp.asarray(5e-4)
+    g = float(jax.grad(final_x)(k))
+    eps = 1e-7
+    fd = float(final_x(k + eps) - final_x(k - eps)) / (2 * eps)
+    assert abs(g) > 1e-3
+    np.testing.assert_allclose(g, fd, rtol=1e-6)
+    ks = jnp.array([0.0, 2.5e-4, 5e-4])
+    batch = jax.vmap(final_x)(ks)
+    np.testing.assert_allclose(np.asarray(batch), [float(final_x(x)) for x in ks], rtol=0, atol=1e-12)
