@@ -1,6 +1,6 @@
 """jaxrotor's aerodynamics against RotorPy 3.0 (an independent implementation): the body wrench at random states
 and 2 s open-loop flights in wind, for RotorPy's Hummingbird and Crazyflie parameter files mapped by
-``jaxrotor.aero.from_rotorpy`` (docs/aero.md)."""
+``jaxrotor.io.rotorpy.from_rotorpy`` (docs/aero.md)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from rotorpy.vehicles.multirotor import Multirotor  # noqa: E402
 from scipy.spatial.transform import Rotation  # noqa: E402
 
 import jaxrotor as jr  # noqa: E402
-from jaxrotor.aero import body_wrench, from_rotorpy  # noqa: E402
+from jaxrotor.aero import body_wrench  # noqa: E402
+from jaxrotor.io.rotorpy import from_rotorpy  # noqa: E402
 from jaxrotor.allocation import wrench  # noqa: E402
 
 VEHICLES = {"hummingbird": HUMMINGBIRD, "crazyflie": CRAZYFLIE}

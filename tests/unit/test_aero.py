@@ -15,7 +15,8 @@ import pytest
 
 import jaxrotor as jr
 from jaxrotor import presets
-from jaxrotor.aero import Aerodynamics, body_wrench, from_rotorpy, ground_effect_ratio, rotor_terms
+from jaxrotor.aero import Aerodynamics, body_wrench, ground_effect_ratio, rotor_terms
+from jaxrotor.io.rotorpy import from_rotorpy
 from jaxrotor.allocation import wrench
 from jaxrotor.io import config as cfg
 from jaxrotor.so3 import rot_x, rot_z
