@@ -43,6 +43,7 @@ BLOCKS = toml_blocks()
 
 #: the shipped configuration each page's fragments extend, and the loader that reads the result
 BASES = {
+    "aero.md": ("faults_s550.toml", "flight"),
     "analysis.md": ("paper_reproduction.toml", "flight"),
     "batching.md": ("sweep_tilt.toml", "sweep"),
     "energy.md": ("electric_hover.toml", "flight"),
@@ -139,3 +140,8 @@ def _check_values(page: str, block: dict, loaded) -> None:
         assert float(motor.speed_bandwidth) == block["actuators"]["motor"]["speed_bandwidth"]
     elif page == "tilting.md":
         assert type(loaded.flight.allocator).__name__ == "ExtendedVariable"
+    elif page == "aero.md":
+        a, t = loaded.flight.aero, block["aero"]
+        assert list(map(float, a.parasitic_drag)) == t["parasitic_drag"] and float(a.rotor_drag) == t["rotor_drag"]
+        assert float(a.induced_inflow) == t["induced_inflow"] and float(a.translational_lift) == t["translational_lift"]
+        assert a.ground_effect is t["ground_effect"] and float(a.floor_height) == t["floor_height"]
