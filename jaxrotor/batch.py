@@ -36,7 +36,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-__all__ = ["batch_mesh", "batch_size", "map_batch", "pad_to", "shard", "stack", "unstack"]
+__all__ = ["CPU_CHUNK", "batch_mesh", "batch_size", "chunk_size", "chunked_vmap", "map_batch", "pad_to", "shard",
+           "stack", "unstack"]
 
 
 def stack(items: Sequence) -> object:
@@ -107,25 +108,77 @@ def shard(batch, mesh: Mesh, replicate: bool = False):
     return jax.tree_util.tree_map(place, batch)
 
 
-_COMPILED: weakref.WeakKeyDictionary[Callable, Callable] = weakref.WeakKeyDictionary()
+_COMPILED: weakref.WeakKeyDictionary[Callable, dict] = weakref.WeakKeyDictionary()
 
 
-def _batched(fn: Callable) -> Callable:
-    """``filter_jit(filter_vmap(fn, in_axes=(0, None)))``, built once per ``fn`` (repeated calls hit the cache)."""
+#: Members per chunk of a batch on the CPU (:func:`chunk_size`): measured best for closed-loop flights on 2 cores
+#: (``experiments/benchmark_batch.py``; a chunk's working set then stays in the caches).
+CPU_CHUNK = 1024
+
+
+def chunk_size(n: int, chunk: int | str | None = "auto") -> int | None:
+    """The members per chunk :func:`map_batch` flies a batch of ``n`` in, or ``None`` for one ``vmap`` of all.
+
+    ``"auto"``: :data:`CPU_CHUNK` on the CPU when ``n`` is larger (on a GPU the whole batch: it wants width),
+    ``None``: never chunk, an integer: that many (>= 1).
+
+    Raises:
+        ValueError: ``chunk`` is none of these.
+    """
+    if chunk is None:
+        return None
+    if chunk == "auto":
+        return CPU_CHUNK if jax.default_backend() == "cpu" and n > CPU_CHUNK else None
+    if isinstance(chunk, (int, np.integer)) and not isinstance(chunk, bool) and chunk >= 1:
+        return int(chunk) if n > chunk else None
+    raise ValueError(f"map_batch parameter `chunk` = {chunk!r} is invalid. Fix: pass \"auto\", None (one vmap of "
+                     "the whole batch) or a number of members >= 1, e.g. 1024.")
+
+
+def chunked_vmap(fn: Callable, chunk: int) -> Callable:
+    """``vmap(fn)`` evaluated ``chunk`` members at a time (``lax.map`` over chunks of ``vmap(fn)``): the same
+    results as ``vmap(fn)`` with a working set of ``chunk`` members. The batch (leading axis of every array leaf
+    of the argument) is padded to a whole number of chunks with copies of its first member, the padding cut off."""
+
+    vf = eqx.filter_vmap(fn)
+
+    def run(batch):
+        n = batch_size(batch)
+        k = -(-n // chunk)
+        pad = k * chunk - n
+        arrays, static = eqx.partition(batch, eqx.is_array)
+        grow = lambda x: jnp.concatenate([x, jnp.broadcast_to(x[:1], (pad,) + x.shape[1:])]) if pad else x
+        arrays = jax.tree_util.tree_map(lambda x: grow(x).reshape((k, chunk) + x.shape[1:]), arrays)
+        out = jax.lax.map(lambda a: vf(eqx.combine(a, static)), arrays)
+        return jax.tree_util.tree_map(lambda x: x.reshape((k * chunk,) + x.shape[2:])[:n], out)
+
+    return run
+
+
+def _batched(fn: Callable, chunk: int | None = None) -> Callable:
+    """``filter_jit(filter_vmap(fn, in_axes=(0, None)))`` (chunked by :func:`chunked_vmap` with ``chunk``), built
+    once per ``(fn, chunk)`` (repeated calls hit the cache)."""
     try:
-        return _COMPILED[fn]
+        return _COMPILED[fn][chunk]
     except (KeyError, TypeError):
-        f = eqx.filter_jit(eqx.filter_vmap(lambda member, shared: fn(member) if shared is None else fn(member, shared),
-                                           in_axes=(0, None)))
+        body = lambda member, shared: fn(member) if shared is None else fn(member, shared)
+        if chunk is None:
+            f = eqx.filter_jit(eqx.filter_vmap(body, in_axes=(0, None)))
+        else:
+            f = eqx.filter_jit(lambda batch, shared: chunked_vmap(lambda m: body(m, shared), chunk)(batch))
         try:
-            _COMPILED[fn] = f
+            _COMPILED.setdefault(fn, {})[chunk] = f
         except TypeError:  # not weak-referenceable: no cache
             pass
         return f
 
 
-def map_batch(fn: Callable, batch, mesh: Mesh | None = None, *, shared=None):
+def map_batch(fn: Callable, batch, mesh: Mesh | None = None, *, shared=None, chunk: int | str | None = "auto"):
     """``vmap(fn)(batch)``, jit-compiled; with ``mesh``, the batch axis is sharded over its devices.
+
+    Without a mesh a large batch is flown in chunks (:func:`chunk_size`, :func:`chunked_vmap`): on the CPU
+    ``chunk = "auto"`` takes :data:`CPU_CHUNK` members at a time, whose working set stays in the caches (the
+    results are the whole-batch ``vmap``'s); ``chunk=None`` is one ``vmap`` of the whole batch.
 
     Args:
         fn: function of one member (e.g. ``lambda p: simulate(p, ctrl, ref)``), or of one member
@@ -140,9 +193,9 @@ def map_batch(fn: Callable, batch, mesh: Mesh | None = None, *, shared=None):
     Returns:
         ``fn``'s output with a leading batch axis.
     """
-    f = _batched(fn)
     if mesh is None:
-        return f(batch, shared)
+        return _batched(fn, chunk_size(batch_size(batch), chunk))(batch, shared)
+    f = _batched(fn)
     padded, n = pad_to(batch, mesh.devices.size)
     out = f(shard(padded, mesh), None if shared is None else shard(shared, mesh, replicate=True))
     if jax.process_count() > 1:
