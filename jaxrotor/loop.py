@@ -13,8 +13,7 @@
 Each sample of the :class:`~jaxrotor.trajectory.Trajectory` holds the true state at the tick,
 the command computed there and what the plant applied at the start of the interval that
 follows (:class:`~jaxrotor.plant.PlantOutputs`); samples are taken every ``save_dt`` (a whole
-number of ticks; only those ticks' records are stored: the scan runs over chunks of
-``save_every`` ticks and keeps the first of each). The sensor errors and gusts of the ticks are drawn once from ``flight.key``
+number of ticks). The sensor errors and gusts of the ticks are drawn once from ``flight.key``
 (:func:`jaxrotor.tick.flight_noise`): every plant sees the same draws for the same key.
 """
 
@@ -58,35 +57,10 @@ def _fly_scan(platform: Platform, controller: AbstractController, flight: Flight
         after = plant.read(ps)
         return (ps, tstate), (reading.state, after.applied, record, after.ok)
 
-    # only the saved ticks are stored: chunks of `save_every` ticks, the first of each recorded, the others
-    # stepped for the carry (and the plants' health); the last tick (h = 0) records the end
-    s = schedule.save_every
-    M = K // s
-    xs = (ts, hs, errors, gusts)
-    chunked = jax.tree_util.tree_map(lambda x: x[:K].reshape((M, s) + x.shape[1:]), xs)
-    last = jax.tree_util.tree_map(lambda x: x[K], xs)
-
-    def quiet(carry, xs_k):
-        (ps, tstate), ok = carry
-        (ps, tstate), (_, _, _, ok_k) = body((ps, tstate), xs_k)
-        return ((ps, tstate), ok & ok_k), None
-
-    def chunk(carry, xs_c):
-        (ps, tstate), ok = carry
-        first = jax.tree_util.tree_map(lambda x: x[0], xs_c)
-        rest = jax.tree_util.tree_map(lambda x: x[1:], xs_c)
-        (ps, tstate), saved = body((ps, tstate), first)
-        ((ps, tstate), ok), _ = jax.lax.scan(quiet, ((ps, tstate), ok & saved[3]), rest)
-        return ((ps, tstate), ok), saved[:3]
-
-    ok0 = jnp.asarray(True)
-    ((ps, tstate), ok), saved = jax.lax.scan(chunk, ((ps0, tick0), ok0), chunked)
-    _, end = body((ps, tstate), last)
-    ok = ok & end[3]
-    states, applied, records = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a, b[None]], axis=0), saved,
-                                                      end[:3])
-    t = ts[::s]
-    return flight_trajectory(flight, t, states, applied, records, ok, K * plant.steps_per_tick(ps0))
+    _, (states, applied, records, ok) = jax.lax.scan(body, (ps0, tick0), (ts, hs, errors, gusts))
+    keep = slice(0, n, schedule.save_every)
+    states, applied, records, t = jax.tree_util.tree_map(lambda x: x[keep], (states, applied, records, ts))
+    return flight_trajectory(flight, t, states, applied, records, jnp.all(ok), K * plant.steps_per_tick(ps0))
 
 
 def _prepare(platform, controller, flight, plant) -> tuple[AbstractPlant, ControlSchedule | None]:
