@@ -10,7 +10,10 @@ Two measurements, each a ratio against a baseline flown in the same process, int
   was measured slower on the CPU (0.54x at batch 1024) with twice the compile time, and is not used;
 * **chunked batch**: :func:`jaxrotor.batch.map_batch` of the continuous-time flight over ``--batch``
   members in chunks of :data:`jaxrotor.batch.CPU_CHUNK` (``chunk="auto"``) against one ``vmap`` of the
-  whole batch (``chunk=None``).
+  whole batch (``chunk=None``);
+* **unrolled stages**: the continuous-time RK4 flight batched with ``vmap`` with its stages written out
+  (``Integrator(unroll=True)``, what ``unroll="auto"`` picks for RK4) against a ``lax.scan`` over them
+  (``unroll=False``).
 
 Checks (exit 1 if one fails): the final positions of both variants agree (float64: 1e-12 m, float32:
 1e-5 m) and no member diverged. Speed ratios are reported, not enforced.
@@ -25,7 +28,6 @@ Run::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -86,12 +88,25 @@ def main(argv: list[str] | None = None) -> int:
         tr = jr.fly(plat, ctrl, flight(p, save_dt=args.t1))
         return tr.p[-1], tr.diverged
 
+    def stages(unroll):
+        integ_u = jr.Integrator(solver=RK4(), adaptive=False, dt=2e-3, unroll=unroll)
+
+        def one(p):
+            fl = eqx.tree_at(lambda f: f.integrator, flight(p, save_dt=args.t1), integ_u)
+            return jr.fly(plat, ctrl, fl).p[-1]
+
+        return jax.jit(jax.vmap(one))
+
+    unrolled, scanned = stages(True), stages(False)
+
     saved_only, every_tick = discrete(args.t1), discrete(2e-3)  # compiled once each
     variants = {
         "saved_only": lambda: saved_only(offsets),
         "every_tick": lambda: every_tick(offsets),
         "chunked": lambda: map_batch(member, offsets, chunk="auto"),
         "one_vmap": lambda: map_batch(member, offsets, chunk=None),
+        "unrolled": lambda: unrolled(offsets),
+        "scanned": lambda: scanned(offsets),
     }
     results, compile_s, times = {}, {}, {k: [] for k in variants}
     for name, run in variants.items():
@@ -108,11 +123,13 @@ def main(argv: list[str] | None = None) -> int:
     gap_chunk = float(np.abs(np.asarray(results["chunked"][0]) - np.asarray(results["one_vmap"][0])).max())
     checks.add("saved-only vs every-tick final positions [m]", gap_tick, "<=", tol)
     checks.add("chunked vs one-vmap final positions [m]", gap_chunk, "<=", tol)
+    gap_unroll = float(np.abs(np.asarray(results["unrolled"]) - np.asarray(results["scanned"])).max())
+    checks.add("unrolled vs scanned stages final positions [m]", gap_unroll, "<=", tol)
     checks.add("diverged members", int(np.sum(np.asarray(results["chunked"][1]))), "==", 0)
     record = {"batch": args.batch, "t1": args.t1, "steps": steps, "dtype": str(jnp.dtype(dtype)),
               "rounds": args.rounds, "chunk": CPU_CHUNK, "compile_s": compile_s, "wall_s": times, "ratios": {}}
     print(f"batch {args.batch}, {steps} steps of 2 ms, {jnp.dtype(dtype)}, {args.rounds} rounds")
-    for faster, base in (("saved_only", "every_tick"), ("chunked", "one_vmap")):
+    for faster, base in (("saved_only", "every_tick"), ("chunked", "one_vmap"), ("unrolled", "scanned")):
         r = np.asarray(times[base]) / np.asarray(times[faster])
         record["ratios"][f"{faster}/{base}"] = {"median": float(np.median(r)), "min": float(r.min()),
                                                 "max": float(r.max())}

@@ -119,6 +119,10 @@ def _explicit_tableau(solver) -> diffrax.ButcherTableau | None:
     return tab
 
 
+#: ``Integrator(unroll="auto")`` writes out the stages of explicit methods of at most this many stages.
+UNROLL_MAX_STAGES = 4
+
+
 def _erk_step(tab: diffrax.ButcherTableau, f, t0, t1, y0, f0):
     """One step of the explicit method ``tab`` with its stages written out (what ``AbstractERK.step`` computes).
 
@@ -191,7 +195,7 @@ def _erk_step_scan(tab: diffrax.ButcherTableau, f, t0, t1, y0, f0):
     return y1, {"y0": y0, "y1": y1, "k": ks}, (f_last if tab.fsal else None)
 
 
-def _stepper(solver, flat_field, args, unroll: bool, t_a, t_b, y0):
+def _stepper(solver, flat_field, args, unroll: bool | str, t_a, t_b, y0):
     """``(state0, one_step)`` of ``solver`` on the flat vector field ``flat_field(t, y, args)``.
 
     ``one_step(y, state, t_a, t_b) -> (y1, dense_info, state1, result)``: an explicit
@@ -204,6 +208,9 @@ def _stepper(solver, flat_field, args, unroll: bool, t_a, t_b, y0):
     tableau = _explicit_tableau(solver)
     if tableau is not None:
         state0 = flat_field(t_a, y0, args) if tableau.fsal else None
+
+        if unroll == "auto":  # written out for short methods (the measured trade, Integrator.unroll)
+            unroll = len(tableau.b_sol) <= UNROLL_MAX_STAGES
 
         def one_step(y, state, ta, tb):
             stepper = _erk_step if unroll else _erk_step_scan

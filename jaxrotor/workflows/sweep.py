@@ -254,7 +254,7 @@ class SweepRunner:
                  objective=None):
         design.flight.check(design.platform, design.controller)  # before compiling: rank, tilt settings
         integ = design.flight.integrator
-        if not integ.adaptive and integ.scan and not integ.unroll:  # compiled once, flown many times: unroll
+        if not integ.adaptive and integ.scan and integ.unroll is not True:  # compiled once, flown many times: unroll
             design = eqx.tree_at(lambda d: d.flight.integrator, design, dataclasses.replace(integ, unroll=True))
         self.design, self.axes, self.mesh, self.objective = design, tuple(axes), mesh, objective
         self.thresholds = thresholds = thresholds if thresholds is not None else VerdictThresholds()
