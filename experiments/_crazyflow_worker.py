@@ -15,8 +15,9 @@ on stdout, e.g. a library's import notice, are ignored by the parent):
   force-torque stages at 500 Hz, the sim at 500 Hz, i.e. dt = 2 ms and one controller evaluation per step),
   starts every world at its hover set point ``(0, 0, 1) m`` shifted along x by ``linspace(-0.1, 0.1)`` m
   with the rotors at the hover speed, compiles ``sim._step`` (the jitted ``lax.scan`` that ``sim.step(n)``
-  runs) for the plan's step count, runs it once, and replies ``{"ready": ..., "configs": [...]}`` with the
-  build and compile times, the final positions' spread and the XLA FLOP count per world-step;
+  runs) for the plan's step count, runs it once, and replies ``{"ready": ..., "configs": [...],
+  "flop_counts": ...}`` with the build and compile times, the final positions' spread, and XLA's FLOP count
+  of a one-step program at each of ``--flop-sizes`` (the parent takes the slope over the batch);
 * ``run N`` (a batch size) times each integrator's compiled step at that batch (the best of 3 calls at
   N <= 64, one call above, as the parent times jaxrotor) and replies ``{"walls": {"euler": s, "rk4": s}}``;
 * ``grad`` (with ``--grad-steps``) times the batch-1 forward and gradient (reverse mode) of the final
@@ -44,6 +45,7 @@ def main(argv=None) -> int:
     ap.add_argument("--plan", required=True, help='JSON {batch: steps per call}')
     ap.add_argument("--integrators", nargs="+", default=["euler", "rk4"])
     ap.add_argument("--grad-steps", type=int, default=0)
+    ap.add_argument("--flop-sizes", type=int, nargs="*", default=[2, 4])
     args = ap.parse_args(argv)
 
     import jax
@@ -98,6 +100,14 @@ def main(argv=None) -> int:
                             "compile_s": t_compile, "flops_program": float(cost.get("flops", float("nan"))),
                             "finite": bool(np.all(np.isfinite(p))),
                             "max_error_m": float(np.max(np.linalg.norm(p - np.array([0.0, 0.0, 1.0]), axis=1)))})
+    flop_counts = {}  # XLA's FLOP count of a one-step program (no step loop) per integrator and batch size
+    for integ in args.integrators:
+        flop_counts[integ] = {}
+        for n in args.flop_sizes:
+            sim, data = build(n, integ)
+            cost = sim._step.lower(data, n_steps=1).compile().cost_analysis()
+            cost = cost[0] if isinstance(cost, list) else cost
+            flop_counts[integ][n] = float(cost.get("flops", float("nan")))
     grad = None
     if args.grad_steps:
         sim, data = build(1, "rk4")
@@ -120,7 +130,7 @@ def main(argv=None) -> int:
         grad = {"fwd": fwd, "bwd": bwd, "dp": dp, "compile_fwd_s": c_fwd, "compile_grad_s": c_grad,
                 "finite": bool(np.all(np.isfinite(g)))}
     reply({"ready": True, "crazyflow": getattr(crazyflow, "__version__", "0.4.0"), "jax": jax.__version__,
-           "dtype": args.dtype, "configs": configs,
+           "dtype": args.dtype, "configs": configs, "flop_counts": flop_counts,
            "grad": None if grad is None else {k: grad[k] for k in ("compile_fwd_s", "compile_grad_s", "finite")}})
 
     for line in sys.stdin:

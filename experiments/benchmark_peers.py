@@ -10,7 +10,8 @@ only its final state.
   (``FirstOrderMotor(0.03)``: a rotor-speed state, as Crazyflow's), the ``Hover`` reference, the default
   ``PseudoInverse`` allocator, ``Integrator(solver=Euler() | RK4(), adaptive=False, dt=2e-3)`` (every other
   integrator option at its default: what a user gets), ``save_dt = t1``; ``jax.vmap`` over the initial
-  position, ``jax.jit`` of the whole batch. Two loops:
+  position, ``jax.jit`` of the whole batch (``--batching map_batch``: in the chunks
+  ``jaxrotor.batch.map_batch`` flies, ``chunked_vmap`` of ``chunk_size(batch, "auto")`` members). Two loops:
 
   - ``continuous``: ``Flight(control_rate=None)``: the controller inside the vector field (evaluated at every
     stage: 4 times per RK4 step);
@@ -32,10 +33,9 @@ over rounds.
 
 Also measured in the same run:
 
-* FLOPs of one member-step: XLA's ``cost_analysis()["flops"]`` of the compiled batched program counts a loop
-  body once, so the slope of that count between batch 2 and 4 is one step of one member (the set-up outside
-  the loop cancels; see :meth:`Jaxrotor.flops_per_step`: jaxrotor's RK4 is counted with its stages written
-  out); for Crazyflow the slope between its two smallest batch sizes >= 2;
+* FLOPs of one member-step: the slope between batch 2 and 4 of XLA's ``cost_analysis()["flops"]`` of a
+  compiled batched flight of one step, on both sides (XLA counts a loop body once, so no step loop is
+  counted; see :meth:`Jaxrotor.flops_per_step`: jaxrotor's RK4 is counted with its stages written out);
 * the machine's float32 peak: the best of several ``jnp.matmul`` of two 2048 x 2048 float32 matrices
   (``2 n^3`` FLOPs), at the start and at the end of the run; the fraction of it each variant reaches
   (FLOPs per step x steps per second / peak);
@@ -83,7 +83,7 @@ from _checks import Checks
 SIZES = [1, 64, 1024, 16384, 65536]
 QUICK_SIZES = [2, 4]
 FLOP_SIZES = (2, 4)  # batch sizes whose FLOP counts give one member-step (slope)
-FLOP_STEPS = 20
+FLOP_STEPS = 1  # a flight of one step: no step loop whose body XLA's count would see once
 DT = 2e-3  # [s]
 RATE = 500.0  # [Hz] discrete-rate loop (one tick per step)
 HOVER = (0.0, 0.0, 1.0)  # [m]
@@ -182,33 +182,38 @@ class Jaxrotor:
 
         return run
 
-    def batched(self, loop: str, integ: str, batch: int, steps: int):
-        """Compile the batch; return ``(compiled, dps, compile_s, flops_program, outputs)``."""
+    def batched(self, loop: str, integ: str, batch: int, steps: int, batching: str = "vmap"):
+        """Compile the batch (``batching``: one ``jax.vmap``, or ``"map_batch"``: what
+        :func:`jaxrotor.batch.map_batch` flies, chunks of ``chunk_size(batch, "auto")`` members);
+        return ``(compiled, dps, compile_s, flops_program, outputs)``."""
         dps = self.jnp.asarray(offsets(batch), dtype=self.dtype)
-        fn = jax.jit(jax.vmap(self.member(loop, integ, steps)))
+        member = self.member(loop, integ, steps)
+        vf = jax.vmap(member)
+        if batching == "map_batch":
+            from jaxrotor.batch import chunk_size, chunked_vmap
+
+            k = chunk_size(batch, "auto")
+            vf = vf if k is None else chunked_vmap(member, k)
+        fn = jax.jit(vf)
         t0 = time.perf_counter()
         compiled = fn.lower(dps).compile()
         c = time.perf_counter() - t0
         out = jax.block_until_ready(compiled(dps))
         return compiled, dps, c, _flops(compiled), out
 
-    def flops_per_step(self, loop: str, integ: str, have: dict[int, float] | None = None) -> tuple[float, dict]:
-        """FLOPs of one member-step: the slope of XLA's count of the batched program between batch 2 and 4.
+    def flops_per_step(self, loop: str, integ: str) -> tuple[float, dict]:
+        """FLOPs of one member-step: the slope between batch 2 and 4 of XLA's count of a batched flight of one step.
 
-        XLA's ``cost_analysis`` counts a loop body once: the slope over the batch is one step of one member
-        (the set-up outside the step loop cancels). Batch 1 is left out (XLA compiles a batch of one
-        differently; the count is linear in the batch from 2 on). The integrator's default loops over an
-        explicit Runge-Kutta method's stages in a ``lax.scan``, which the count would see once, so RK4 is
-        counted on the same flight with ``Integrator(unroll=True)`` (the same arithmetic, stages written out);
-        ``have`` reuses counts of the timed programs (Euler has a single stage) at batch 2 and 4 when both
-        are there with the same step count (the count is the same for any step count).
+        XLA's ``cost_analysis`` counts a loop body once, and how much of a flight lies outside its step loop
+        depends on the loop's structure (peeled ticks, say), so the count is taken on a flight of exactly one
+        step, with no step loop; the slope over the batch removes what the batch shares (per-member set-up
+        and outputs stay in: a few percent). Batch 1 is left out (XLA compiles a batch of one differently;
+        the count is linear in the batch from 2 on). The integrator's default loops over an explicit
+        Runge-Kutta method's stages in a ``lax.scan``, which the count would see once, so RK4 is counted with
+        ``Integrator(unroll=True)`` (the same arithmetic, stages written out).
         """
         counts = {}
-        reuse = integ == "euler" and have is not None and all(n in have for n in FLOP_SIZES)
         for n in FLOP_SIZES:
-            if reuse:
-                counts[n] = have[n]
-                continue
             dps = self.jnp.asarray(offsets(n), dtype=self.dtype)
             fn = jax.jit(jax.vmap(self.member(loop, integ, FLOP_STEPS, unroll=integ == "rk4")))
             counts[n] = _flops(fn.lower(dps).compile())
@@ -273,9 +278,10 @@ def order_check(jrs: Jaxrotor, t1: float = 0.5) -> dict:
 class Peer:
     """The Crazyflow worker of one floating-point type, in its own interpreter (``--peer-python``)."""
 
-    def __init__(self, python: str, dtype: str, plan: dict, grad_steps: int, log: Path):
+    def __init__(self, python: str, dtype: str, plan: dict, grad_steps: int, log: Path, flop_sizes=FLOP_SIZES):
         cmd = [python, str(Path(__file__).with_name("_crazyflow_worker.py")), "--dtype", dtype, "--plan",
-               json.dumps({str(k): v for k, v in plan.items()}), "--integrators", *INTEGRATORS]
+               json.dumps({str(k): v for k, v in plan.items()}), "--integrators", *INTEGRATORS,
+               "--flop-sizes", *map(str, flop_sizes)]
         if grad_steps:
             cmd += ["--grad-steps", str(grad_steps)]
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -351,6 +357,9 @@ def main(argv=None) -> int:
     ap.add_argument("--dtypes", nargs="+", choices=("float32", "float64"), default=None)
     ap.add_argument("--rounds", type=int, default=None, help="interleaved timing rounds (default 5; --quick 1)")
     ap.add_argument("--no-grad", action="store_true", help="skip the gradient timing")
+    ap.add_argument("--batching", choices=("vmap", "map_batch"), default="vmap",
+                    help="jaxrotor's batch: one jax.vmap (default), or map_batch's chunked vmap (CPU: chunks of "
+                         "jaxrotor.batch.CPU_CHUNK members above that size)")
     ap.add_argument("--out", default=None, help="write benchmark_peers.json here (default jaxrotor-out/benchmark_peers)")
     args = ap.parse_args(argv)
     if args.sizes is not None and min(args.sizes) < 1:
@@ -381,7 +390,7 @@ def main(argv=None) -> int:
 
     checks = Checks("benchmark_peers")
     peak0 = matmul_peak(1024 if quick else MATMUL_N)
-    rows, ratios, gradient, order, peer_info, jr_flops = [], [], {}, None, None, {}
+    rows, ratios, gradient, order, peer_info, jr_flops, peer_flops = [], [], {}, None, None, {}, {}
     jr_ok = {"nonfinite": 0, "diverged": 0, "worst_error_m": 0.0}
     cf_nonfinite = 0
     for dtype in dtypes:
@@ -392,7 +401,7 @@ def main(argv=None) -> int:
         for loop in LOOPS:
             for integ in INTEGRATORS:
                 for n in sizes:
-                    compiled, dps, c, fl, (p_end, div) = jrs.batched(loop, integ, n, plan[n])
+                    compiled, dps, c, fl, (p_end, div) = jrs.batched(loop, integ, n, plan[n], args.batching)
                     p = np.asarray(p_end, dtype=float)
                     jr_ok["nonfinite"] += int(np.sum(~np.all(np.isfinite(p), axis=1)))
                     jr_ok["diverged"] += int(np.sum(np.asarray(div)))
@@ -404,18 +413,15 @@ def main(argv=None) -> int:
                                  "walls_s": []})
         for loop in LOOPS:
             for integ in INTEGRATORS:
-                # the discrete loop's set-up grows with the step count: reuse only counts of equal step counts
-                same = len({plan[n] for n in FLOP_SIZES if n in plan}) == 1
-                have = {r["batch"]: r["flops_program"] for r in rows
-                        if (r["dtype"], r["impl"], r["loop"], r["integrator"]) == (dtype, "jaxrotor", loop, integ)
-                        and same}
-                jr_flops[f"{dtype}/jaxrotor/{loop}/{integ}"] = jrs.flops_per_step(loop, integ, have)[0]
+                jr_flops[f"{dtype}/jaxrotor/{loop}/{integ}"] = jrs.flops_per_step(loop, integ)[0]
         grad = jrs.gradient(grad_steps) if grad_steps else None
         pw = None
         if peer is not None:
             t0 = time.perf_counter()
-            pw = Peer(peer, dtype, plan, grad_steps, out / f"crazyflow_worker_{dtype}.log")
+            pw = Peer(peer, dtype, plan, grad_steps, out / f"crazyflow_worker_{dtype}.log", FLOP_SIZES)
             peer_info = {"python": peer, "crazyflow": pw.ready["crazyflow"], "jax": pw.ready["jax"]}
+            for integ, counts in pw.ready["flop_counts"].items():  # one-step programs at FLOP_SIZES
+                peer_flops[f"{dtype}/crazyflow/crazyflow/{integ}"] = slope({int(k): v for k, v in counts.items()})
             print(f"  crazyflow worker ready in {time.perf_counter() - t0:.0f} s", flush=True)
             for c in pw.ready["configs"]:
                 cf_nonfinite += int(not c["finite"])
@@ -471,10 +477,7 @@ def main(argv=None) -> int:
           f"{peak / 1e9:.1f} GFLOP/s")
 
     # figures per row: median steps/s; FLOPs per member-step (slope over batch sizes); fraction of the peak
-    flops_step = dict(jr_flops)
-    for key in {(r["dtype"], r["impl"], r["loop"], r["integrator"]) for r in rows if r["impl"] == "crazyflow"}:
-        fl = {r["batch"]: r["flops_program"] for r in rows if (r["dtype"], r["impl"], r["loop"], r["integrator"]) == key}
-        flops_step["/".join(key)] = slope(fl)  # its RK4 stages are written out: counted in full
+    flops_step = {**jr_flops, **peer_flops}
     for r in rows:
         r["wall_s"] = statistics.median(r["walls_s"])
         r["steps_per_s"] = r["batch"] * r["steps"] / r["wall_s"]
@@ -594,7 +597,7 @@ def main(argv=None) -> int:
 
     record = {"quick": quick, "device": jax.default_backend(), "device_kind": dev.device_kind,
               "cpu_count": os.cpu_count(), "jax": jax.__version__, "dt": DT, "control_rate": RATE,
-              "sizes": sizes, "dtypes": dtypes, "rounds": rounds, "plan": {str(k): v for k, v in plan.items()},
+              "sizes": sizes, "dtypes": dtypes, "rounds": rounds, "batching": args.batching, "plan": {str(k): v for k, v in plan.items()},
               "peer": peer_info, "peer_ran": peer is not None, "peak_flops_f32": peak, "matmul_n":
               1024 if quick else MATMUL_N, "flops_per_step": flops_step, "rows": rows, "ratios": ratios,
               "gradient": gradient, "order_check": order, "targets": targets}
