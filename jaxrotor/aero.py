@@ -203,9 +203,7 @@ def rotor_terms(aero: Aerodynamics, air_velocity, axes, speed, thrust=None, heig
     if aero.ground_effect:  # static
         ratio = ground_effect_ratio(height, radius, aero.ground_effect_max, xp=xp)
         force = force + ((ratio - 1.0) * thrust)[:, None] * axes
-    cross = xp.stack([air_velocity[:, 1] * axes[:, 2] - air_velocity[:, 2] * axes[:, 1],
-                      air_velocity[:, 2] * axes[:, 0] - air_velocity[:, 0] * axes[:, 2],
-                      air_velocity[:, 0] * axes[:, 1] - air_velocity[:, 1] * axes[:, 0]], axis=-1)
+    cross = xp.cross(air_velocity, axes)
     couple = -c(aero.flapping) * w * cross
     return force, couple
 

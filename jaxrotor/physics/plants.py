@@ -415,24 +415,17 @@ def engine_aero_rows(ea: EngineAero, qvel, xpos, xmat, site_xpos, site_xmat, xip
     n = site_xpos.shape[0]
     omega_w = R @ qvel[3:6]
     r = site_xpos - xpos
-    rel = qvel[0:3] - air + _cross(omega_w, r, xp)
+    rel = qvel[0:3] - air + xp.cross(omega_w, r)
     axes = site_xmat.reshape(n, 3, 3)[:, :, 2]
     speed = xp.sqrt(xp.maximum(u, 1e-30))
     height = None if not aero.ground_effect else site_xpos[:, 2] - aero.floor_height
     force, couple = rotor_terms(aero, rel, axes, speed, ea.c_f * u, height, ea.radius, xp=xp)
     if effectiveness is not None:
         force, couple = effectiveness[:, None] * force, effectiveness[:, None] * couple
-    prop_rows = xp.concatenate([force, couple + _cross(site_xpos - xipos, force, xp)], axis=-1)
+    prop_rows = xp.concatenate([force, couple + xp.cross(site_xpos - xipos, force)], axis=-1)
     norm = np.linalg.norm if xp is np else None
     drag_w = R @ parasitic_drag(aero, R.T @ (qvel[0:3] - air), xp=xp, norm=norm)
     return com_wrench(xmat, offset_b, drag_w, xp=xp), prop_rows
-
-
-def _cross(a, b, xp):
-    """Row-wise ``a x b`` for ``(3,)`` or ``(n, 3)`` against ``(n, 3)`` (NumPy or JAX)."""
-    a = xp.broadcast_to(a, b.shape)
-    return xp.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1], a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
-                     a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=-1)
 
 
 def _hinge_angles(platform: Platform, pm: PhysicsModel, qpos, alpha, beta, xp=np):
@@ -1043,6 +1036,7 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
         a_now, b_now = _host_angles(ps)
         speed_now = _host_spin_speed(pm, d, n)
         frame, offset_b, wind, ea = c["frame"], c["offset_b"], c["wind"], c["aero"]
+        sites, props = (list(ea.sites), list(ea.props)) if ea is not None else (None, None)
         record = None
         if wind is None and ea is None:  # the external force is the held disturbance: set once for the interval
             d.xfrc_applied[frame] = com_wrench(d.xmat[frame], offset_b, force)
@@ -1067,11 +1061,10 @@ class MuJoCoPlant(_PhysicsPlant, AbstractHostPlant):
                 d.xfrc_applied[frame] = com_wrench(d.xmat[frame], offset_b, f)
             if ea is not None:  # the aerodynamics from the engine's own hubs, axes and velocities
                 frame_row, prop_rows = engine_aero_rows(
-                    ea, d.qvel, d.xpos[frame], d.xmat[frame], d.site_xpos[list(ea.sites)],
-                    d.site_xmat[list(ea.sites)], d.xipos[list(ea.props)], u_row, None if eta is None else eta[j], air,
-                    offset_b, xp=np)
+                    ea, d.qvel, d.xpos[frame], d.xmat[frame], d.site_xpos[sites], d.site_xmat[sites], d.xipos[props],
+                    u_row, None if eta is None else eta[j], air, offset_b, xp=np)
                 d.xfrc_applied[frame] += frame_row
-                d.xfrc_applied[list(ea.props)] = prop_rows
+                d.xfrc_applied[props] = prop_rows
             if dt > 0:
                 mujoco.mj_step(m, d)
                 if hold is not None:  # the speed a stuck rotor keeps: the propeller's until the fault
