@@ -15,6 +15,17 @@ def as_float(x) -> Array:
     return jnp.asarray(x, dtype=jnp.result_type(float))
 
 
+def vec3(value, owner: str, name: str, fix: str) -> Array:
+    """``value`` as a ``(3,)`` float array (a scalar broadcast to all three), else a ``ValueError`` naming
+    ``owner``'s parameter ``name``, its shape and ``fix``."""
+    x = as_float(value)
+    if x.ndim == 0:
+        x = jnp.full((3,), x)
+    if x.shape != (3,):
+        raise ValueError(f"{owner} parameter `{name}` has shape {x.shape}. Fix: {fix}.")
+    return x
+
+
 def to_jsonable(v: Any) -> Any:
     """Plain Python for ``json.dumps``: NumPy scalars and arrays to numbers and lists, non-finite floats to
     ``None``, objects with ``to_dict()`` to dicts, containers recursively."""

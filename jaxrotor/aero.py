@@ -40,21 +40,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
-from ._util import as_float
+from ._util import as_float, vec3
 from .registry import Option, register
 
 __all__ = ["Aerodynamics", "ROTORPY_COEFFICIENTS", "body_wrench", "ground_effect_ratio", "parasitic_drag",
            "rotor_terms", "scaled_coefficients"]
-
-
-def _vec3(value, name: str) -> Array:
-    x = as_float(value)
-    if x.ndim == 0:
-        x = jnp.full((3,), x)
-    if x.shape != (3,):
-        raise ValueError(f"Aerodynamics parameter `{name}` has shape {x.shape}. Fix: pass a scalar or three body-axis "
-                         "values (x, y, z).")
-    return x
 
 
 def _check(value, name: str, fix: str, lower: float = 0.0, strict: bool = False) -> None:
@@ -112,8 +102,10 @@ class Aerodynamics(eqx.Module):
     def __init__(self, parasitic_drag=0.0, rotor_drag=0.0, induced_inflow=0.0, translational_lift=0.0,
                  flapping=0.0, ground_effect: bool = False, *, parasitic_drag_linear=0.0, rotor_radius=None,
                  floor_height=0.0, ground_effect_max=2.0):
-        self.parasitic_drag = _vec3(parasitic_drag, "parasitic_drag")
-        self.parasitic_drag_linear = _vec3(parasitic_drag_linear, "parasitic_drag_linear")
+        self.parasitic_drag = vec3(parasitic_drag, "Aerodynamics", "parasitic_drag",
+                                   "pass a scalar or three body-axis values (x, y, z)")
+        self.parasitic_drag_linear = vec3(parasitic_drag_linear, "Aerodynamics", "parasitic_drag_linear",
+                                          "pass a scalar or three body-axis values (x, y, z)")
         self.rotor_drag = as_float(rotor_drag)
         self.induced_inflow = as_float(induced_inflow)
         self.translational_lift = as_float(translational_lift)

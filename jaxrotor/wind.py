@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
-from ._util import as_float
+from ._util import as_float, vec3
 from .numerics import safe_norm
 from .registry import Option, register, std_option
 
@@ -40,15 +40,6 @@ def _check(value: Array, name: str, fix: str, positive: bool = False) -> None:
     if not ok:
         raise ValueError(f"Wind parameter `{name}` = {v.tolist()!r} is invalid: it must be finite and "
                          f"{'> 0' if positive else '>= 0'}. Fix: {fix}.")
-
-
-def _vec3(value, name: str) -> Array:
-    x = as_float(value)
-    if x.ndim == 0:
-        x = jnp.full((3,), x)
-    if x.shape != (3,):
-        raise ValueError(f"Wind parameter `{name}` has shape {x.shape}. Fix: pass a scalar or 3 world-axis values.")
-    return x
 
 
 @register("wind", "ornstein_uhlenbeck", options={
@@ -79,8 +70,8 @@ class Wind(eqx.Module):
     drag_quadratic: Array
 
     def __init__(self, mean=0.0, gust_std=0.0, gust_time_constant=1.0, drag_linear=0.0, drag_quadratic=0.0):
-        self.mean = _vec3(mean, "mean")
-        self.gust_std = _vec3(gust_std, "gust_std")
+        self.mean = vec3(mean, "Wind", "mean", "pass a scalar or 3 world-axis values")
+        self.gust_std = vec3(gust_std, "Wind", "gust_std", "pass a scalar or 3 world-axis values")
         self.gust_time_constant = as_float(gust_time_constant)
         self.drag_linear = as_float(drag_linear)
         self.drag_quadratic = as_float(drag_quadratic)
