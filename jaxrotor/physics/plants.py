@@ -357,14 +357,13 @@ class EngineAero(eqx.Module):
         c_f: ``(n,)`` thrust coefficients [N s^2/rad^2] (the thrust inputs' gear).
         radius: ``()`` or ``(n,)`` rotor radius [m] for the ground effect (``aero.rotor_radius``, else the engine's
             propeller), or ``None`` without ground effect.
-        frame, sites, props: the vehicle frame's body id, the thrust sites' ids ``(n,)`` (hub and axis ``z_i``),
-            the propeller bodies' ids ``(n,)`` (static).
+        sites, props: the thrust sites' ids ``(n,)`` (hub and axis ``z_i``) and the propeller bodies' ids ``(n,)``
+            (static).
     """
 
     aero: Aerodynamics
     c_f: jax.Array
     radius: jax.Array | None
-    frame: int = eqx.field(static=True)
     sites: tuple = eqx.field(static=True)
     props: tuple = eqx.field(static=True)
 
@@ -393,7 +392,6 @@ def engine_aero(pm: PhysicsModel, platform: Platform, aero: Aerodynamics | None,
     name = lambda kind, s: mujoco.mj_name2id(pm.model, kind, s)
     n = platform.n_rotors
     return EngineAero(aero=aero, c_f=xp.asarray(platform.c_f), radius=None if radius is None else xp.asarray(radius),
-                      frame=name(mujoco.mjtObj.mjOBJ_BODY, "frame"),
                       sites=tuple(name(mujoco.mjtObj.mjOBJ_SITE, f"thrust{i}") for i in range(n)),
                       props=tuple(name(mujoco.mjtObj.mjOBJ_BODY, f"prop{i}") for i in range(n)))
 
