@@ -1,6 +1,6 @@
-"""``experiments/fault_tolerant_tilt.py --quick``: the cant of the paper hexarotor chosen for its worst single rotor
-loss (exact allocation), checked against a grid, and the losses of the optimised design flown with clipped speeds
-and 30 ms motors."""
+"""``experiments/fault_tolerant_tilt.py --quick``: the cant and dihedral of the paper hexarotor chosen together for its
+worst single rotor loss (exact allocation), checked against a grid and central differences, and the losses of the
+optimised design flown with clipped speeds and 30 ms motors."""
 
 import math
 from pathlib import Path
@@ -15,15 +15,23 @@ SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "fault_tolerant_t
 def test_fault_tolerant_tilt_quick(tmp_path):
     s = run_and_check(SCRIPT, tmp_path)
     assert s["quick"] is True and s["passed"] is True and (tmp_path / "fault_tolerant_tilt.png").is_file()
-    lo, hi = (math.degrees(b) for b in s["bounds_rad"])
-    assert lo <= s["optimised_alpha0_deg"] <= hi
-    assert abs(s["optimised_alpha0_deg"] - s["grid_best_alpha0_deg"]) <= s["grid_cell_deg"]
-    assert s["optimised_J_m"] < s["start_J_m"]
-    assert len(s["grid_J_m"]) == len(s["grid_alpha0_deg"]) == 6 and np.all(np.isfinite(s["grid_J_m"]))
-    assert abs(s["gradient_start"]["grad_m_per_rad"] / s["gradient_start"]["fd_1e-5"] - 1) < 1e-2  # piecewise smooth
+    ab = s["alpha_beta"]
+    (a_lo, a_hi), (b_lo, b_hi) = (np.degrees(b) for b in ab["bounds_rad"])
+    a, b = ab["optimised_deg"]
+    assert a_lo <= a <= a_hi and b_lo <= b <= b_hi
+    cells = ab["grid_cell_deg"]
+    assert abs(a - ab["grid_best_deg"][0]) <= cells[0] and abs(b - ab["grid_best_deg"][1]) <= cells[1]
+    assert ab["optimised_J_m"] < ab["start_J_m"] and ab["optimised_J_m"] <= ab["grid_best_J_m"] * (1 + 1e-3)
+    J = np.asarray(ab["grid_J_m"])
+    assert J.shape == (len(ab["grid_alpha0_deg"]), len(ab["grid_beta0_deg"])) == (4, 3) and np.all(np.isfinite(J))
+    assert ab["grid_best_J_m"] == J.min()
+    g, fd = ab["gradient_start"]["grad_m_per_rad"], ab["gradient_start"]["fd_1e-5"]
+    assert np.allclose(g, fd, rtol=1e-2)  # piecewise smooth (a rotor on its bound)
+    assert len(ab["path_deg"]) == ab["iterations"] == 16
     flown = s["outcomes_realistic"]
-    assert [r["rotor"] for r in flown["optimised"]] == [1, 2, 3, 4, 5, 6]
-    assert all(r["outcome"] in ("full_pose", "yaw_released") for r in flown["optimised"])
+    assert list(flown) == ["optimised_alpha_beta"]
+    assert [r["rotor"] for r in flown["optimised_alpha_beta"]] == [1, 2, 3, 4, 5, 6]
+    assert all(r["outcome"] in ("full_pose", "yaw_released") for r in flown["optimised_alpha_beta"])
     # the soft maximum lies within T ln 6 above the largest per-rotor value (T = 1 mm)
-    v = np.asarray(s["optimised_per_rotor_m"])
-    assert v.max() <= s["optimised_J_m"] <= v.max() + 1e-3 * math.log(6) + 1e-12
+    v = np.asarray(ab["optimised_per_rotor_m"])
+    assert v.max() <= ab["optimised_J_m"] <= v.max() + 1e-3 * math.log(6) + 1e-12
