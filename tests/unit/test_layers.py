@@ -1,11 +1,11 @@
 """The package's layers import one way and never in a circle, lazy imports included.
 
-``core <- physics <- optimize <- io <- workflows <- cli`` (``docs/architecture.md``):
+``core <- physics <- optimize <- io <- export <- workflows <- cli`` (``docs/architecture.md``):
 every ``import`` statement of every module of ``jaxrotor`` is read from its source
 (``ast``: module level and inside functions alike; ``if TYPE_CHECKING:`` blocks, which
 never run, excepted), each resolved to the ``jaxrotor`` modules it executes (the module
 named and every package above it that the importer is not already inside). Core is
-everything outside the five subpackages (``so3``, ``design``, ``analysis``, the flight
+everything outside the six subpackages (``so3``, ``design``, ``analysis``, the flight
 loop, ``metrics``, ...). Then a fresh interpreter loads flight TOMLs and must not have
 imported the optimiser or the physics engine.
 """
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "jaxrotor"
 
 #: Layers from the bottom; a module may import its own layer and the ones below.
-LAYERS = ("core", "physics", "optimize", "io", "workflows", "cli")
+LAYERS = ("core", "physics", "optimize", "io", "export", "workflows", "cli")
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:
@@ -106,7 +106,7 @@ def import_graph() -> dict[str, set[str]]:
 
 
 def layer(module: str) -> str:
-    """The layer of a module: its subpackage for the five upper layers, else ``core``."""
+    """The layer of a module: its subpackage for the six upper layers, else ``core``."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 and parts[1] in LAYERS[1:] else "core"
 
@@ -190,7 +190,7 @@ def test_no_import_cycle_among_jaxrotor_modules():
 
 
 def test_layers_import_one_way():
-    """core <- physics <- optimize <- io <- workflows <- cli: no module imports a layer above its own."""
+    """core <- physics <- optimize <- io <- export <- workflows <- cli: no module imports a layer above its own."""
     graph = import_graph()
     rank = {name: i for i, name in enumerate(LAYERS)}
     bad = sorted(f"{m} ({layer(m)}) imports {t} ({layer(t)})" for m, targets in graph.items() for t in targets
