@@ -350,7 +350,7 @@ def _frame_inertial(model: mujoco.MjModel, platform: Platform):
     fix = ("Fix: pass parts that fit the platform (parts=None: the physics layer's, "
            "jaxrotor.physics.parts.default_parts), or build the platform from its parts.")
     if not m_F > 0:
-        raise _Infeasible(f"robot export: {where}, leave the frame a mass of {m_F:.6g} kg (it must be > 0). {fix}")
+        raise ValueError(f"robot export: {where}, leave the frame a mass of {m_F:.6g} kg (it must be > 0). {fix}")
     c_F = -s_O / m_F
     J_F = J_D - J_O - _shift(m_F, c_F)
     J_F = 0.5 * (J_F + J_F.T)
@@ -361,7 +361,7 @@ def _frame_inertial(model: mujoco.MjModel, platform: Platform):
         J_F = V @ np.diag(ev) @ V.T
         J_F = 0.5 * (J_F + J_F.T)
     if ev.min() <= 0 or ev[2] > ev[0] + ev[1]:
-        raise _Infeasible(f"robot export: {where}, leave the frame an inertia with principal moments {ev.tolist()} "
+        raise ValueError(f"robot export: {where}, leave the frame an inertia with principal moments {ev.tolist()} "
                          f"kg m^2, which no body has (each must be > 0 and at most the sum of the other two). {fix}")
     return m_F, c_F, J_F
 
@@ -398,10 +398,6 @@ def _check(model: mujoco.MjModel, platform: Platform, what: str) -> None:
         raise ValueError(f"robot export: the {what} of `{platform.name}` reloads with mass properties off by {err:.3g} "
                          f"(relative, tolerance {_CHECK:g}). Fix: report it; the physics layer's model "
                          "(jaxrotor.physics.mjcf.build_model) is the reference meanwhile.")
-
-
-class _Infeasible(ValueError):
-    """No physical frame body completes the parts' mounts and propellers to the platform's mass properties."""
 
 
 def _build(platform: Platform, parts: Parts, options: ModelOptions) -> tuple[ET.Element, mujoco.MjModel]:
