@@ -200,6 +200,8 @@ def _figure(fig_id: str, data: list[dict], layout: dict, height: int = 460) -> s
     """A figure's ``<div>`` and its JSON spec (read by the page's script)."""
     base = {"margin": {"l": 50, "r": 20, "t": 40, "b": 40}, "height": height, "paper_bgcolor": "white",
             "font": {"size": 12}}
+    if "title" in layout:  # left, clear of the mode bar on the right
+        layout = {**layout, "title": {"x": 0.01, "xanchor": "left", **layout["title"]}}
     spec = json.dumps({"data": data, "layout": {**base, **layout}}, allow_nan=False, separators=(",", ":"))
     spec = spec.replace("</", "<\\/")
     return (f'<div class="fig" id="{fig_id}" data-figure="{fig_id}" style="height:{height}px"></div>'
@@ -339,7 +341,7 @@ def polytope_figures(platform) -> tuple[tuple[list[dict], dict], tuple[list[dict
                      "marker": {"color": "black", "symbol": "x", "size": 9}}],
                    {"xaxis": {"title": {"text": "f_x [N]"}, "zeroline": True},
                     "yaxis": {"title": {"text": "f_y [N]"}, "scaleanchor": "x", "zeroline": True},
-                    "title": {"text": f"hover section of F_B at f_z = m g = {W:.4g} N (level attitude)"}})
+                    "title": {"text": f"hover section, f_z = m g = {W:.4g} N"}})
     traces.append({"type": "scatter3d", "mode": "lines", "name": "weight m g", "x": [0, 0], "y": [0, 0],
                    "z": [0, W], "line": {"color": "black", "width": 4}})
     scene = _scene("f_x [N]", "f_y [N]", "f_z [N]", aspect="cube")
@@ -410,7 +412,15 @@ def flight_figures(runs: dict[str, dict]) -> list[tuple[str, list[dict], dict, i
         traj.append({"type": "scatter3d", "mode": "lines", "name": name, "x": _round(s["p"][:, 0]),
                      "y": _round(s["p"][:, 1]), "z": _round(s["p"][:, 2]),
                      "line": {"color": ["#d62728", "#9467bd", "#17becf"][k % 3], "width": 4}})
-    figs = [("fig-trajectory", traj, {"scene": _scene(), "title": {"text": "trajectory (world frame, z up)"},
+    pts = np.vstack([s["p"] for s in runs.values()] + ([first["p_ref"]] if "p_ref" in first else []))
+    pts = pts[np.all(np.isfinite(pts), axis=1)]
+    scene = _scene(aspect="cube")  # equal scales on the three axes, a cube about the flight
+    if len(pts):
+        mid = 0.5 * (pts.min(axis=0) + pts.max(axis=0))
+        half = 0.55 * float(np.max(pts.max(axis=0) - pts.min(axis=0))) + 0.05
+        for i, ax in enumerate(("xaxis", "yaxis", "zaxis")):
+            scene[ax]["range"] = [float(mid[i] - half), float(mid[i] + half)]
+    figs = [("fig-trajectory", traj, {"scene": scene, "title": {"text": "trajectory (world frame, z up)"},
                                       "legend": {"x": 0.0, "y": 1.0}}, 480)]
     for key, fid, title, unit in (("e_p", "fig-position-error", "position error p - p_ref", "m"),
                                   ("e_R", "fig-attitude-error", "attitude error e_R (body frame)", "rad")):
@@ -733,7 +743,13 @@ def render_html(analysis: dict, metrics: dict | None = None, validation: dict | 
         for label, path in (flights or {}).items():
             runs[label] = _flight_series(path, max_points)
         if physics_npz is not None:
-            runs["physics layer"] = _flight_series(physics_npz, max_points)
+            phys = _flight_series(physics_npz, max_points)
+            if flights and "p_ref" not in phys:  # the same reference, at the physics layer's sample times
+                with np.load(next(iter(flights.values()))) as d:
+                    if "p_ref" in d:
+                        ref = np.stack([np.interp(phys["t"], d["t"], d["p_ref"][:, i]) for i in range(3)], axis=1)
+                        phys["e_p"] = phys["p"] - ref
+            runs["physics layer"] = phys
         body = _metrics_grid(cols)
         if validation is not None:
             body += _table([("max |Δω| (whole flight)", _num("physics.max_abs_delta_omega",
