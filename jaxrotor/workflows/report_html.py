@@ -233,7 +233,7 @@ def _disc(center: np.ndarray, axis: np.ndarray, radius: float, k: int = 32) -> t
 
 def vehicle_figure(platform) -> tuple[list[dict], dict]:
     """Plotly traces and layout of the vehicle about its centre of mass (body frame, FLU) [m]: arms from the
-    centre to each hub, the rotor discs (propeller diameter from the parts, else 0.45 of the smallest hub
+    geometric centre to each hub, the rotor discs (propeller diameter from the parts, else 0.45 of the smallest hub
     spacing) coloured by spin direction, each spin axis ``z_i`` and the centre of mass."""
     from ..design.platform import rotor_axes, rotor_positions
 
@@ -249,11 +249,13 @@ def vehicle_figure(platform) -> tuple[list[dict], dict]:
         gaps = [g for g in gaps if g > 1e-6 * reach]
         radius = 0.45 * min(gaps) if gaps else 0.3 * reach
     traces: list[dict] = []
+    # the arms start at the frame's geometric centre, -com_offset about the centre of mass
+    c0 = np.zeros(3) if platform.com_offset is None else -np.asarray(platform.com_offset, dtype=float)
     xs, ys, zs = [], [], []
     for p in pos:
-        xs += [0.0, p[0], None]
-        ys += [0.0, p[1], None]
-        zs += [0.0, p[2], None]
+        xs += [c0[0], p[0], None]
+        ys += [c0[1], p[1], None]
+        zs += [c0[2], p[2], None]
     traces.append({"type": "scatter3d", "mode": "lines", "name": "arms", "x": _round(xs), "y": _round(ys),
                    "z": _round(zs), "line": {"color": "#444", "width": 8}, "hoverinfo": "skip"})
     for sign, label in ((-1, "rotor disc, counter-clockwise"), (1, "rotor disc, clockwise")):
@@ -290,6 +292,10 @@ def vehicle_figure(platform) -> tuple[list[dict], dict]:
                    "textposition": "top center", "marker": {"size": 4, "color": "#111"}})
     traces.append({"type": "scatter3d", "mode": "markers", "name": "centre of mass", "x": [0.0], "y": [0.0],
                    "z": [0.0], "marker": {"size": 6, "color": "black", "symbol": "diamond"}})
+    if np.any(np.abs(c0) > 1e-9 * reach):
+        traces.append({"type": "scatter3d", "mode": "markers", "name": "geometric centre", "x": _round(c0[:1]),
+                       "y": _round(c0[1:2]), "z": _round(c0[2:]), "marker": {"size": 5, "color": "#7f7f7f",
+                                                                            "symbol": "cross"}})
     lim = 1.25 * (reach + radius)
     scene = _scene()
     scene.update(aspectmode="cube")

@@ -134,6 +134,11 @@ def test_vehicle_from_parts_mass_breakdown(tmp_path):
     assert {f"analysis.mass_breakdown.{k}" for k in bd} <= set(keys)
     assert all(keys[f"analysis.mass_breakdown.{k}"] == v for k, v in bd.items())
     assert "stability" not in page.sections and result.metrics is None
+    # the arms start at the geometric centre, -com_offset about the centre of mass the view is drawn about
+    com = result.analysis["com_offset"]
+    assert any(abs(c) > 1e-4 for c in com)
+    arms = next(t for t in json.loads(page.specs["fig-vehicle"])["data"] if t["name"] == "arms")
+    assert [arms["x"][0], arms["y"][0], arms["z"][0]] == pytest.approx([-c for c in com], rel=1e-4, abs=1e-12)
 
 
 def test_failed_verdicts():
