@@ -662,9 +662,14 @@ _JS = """
     var holder = document.getElementById('plotly-js-gz');
     var b64 = holder.textContent;
     holder.remove();
-    var bin = atob(b64);
-    var bytes = new Uint8Array(bin.length);
-    for (var i = 0; i < bin.length; i++) { bytes[i] = bin.charCodeAt(i); }
+    var bytes;
+    if (typeof Uint8Array.fromBase64 === 'function') {
+      bytes = Uint8Array.fromBase64(b64);
+    } else {
+      var bin = atob(b64);
+      bytes = new Uint8Array(bin.length);
+      for (var i = 0; i < bin.length; i++) { bytes[i] = bin.charCodeAt(i); }
+    }
     var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
     var text = await new Response(stream).text();
     var s = document.createElement('script');
@@ -675,14 +680,18 @@ _JS = """
   }
   async function draw() {
     await loadPlotly();
+    document.body.setAttribute('data-plotly-ms', (performance.now() - t0).toFixed(0));
     var specs = document.querySelectorAll('script.figspec');
     var config = {displaylogo: false, responsive: true, showLink: false, showSendToCloud: false,
-                  modeBarButtonsToRemove: ['sendDataToCloud']};
+                  modeBarButtonsToRemove: ['sendDataToCloud'],
+                  plotGlPixelRatio: Math.max(window.devicePixelRatio || 1, 1)};  // plotly's default 2 is 4x the pixels
     var n = 0;
     for (var k = 0; k < specs.length; k++) {
       var spec = JSON.parse(specs[k].textContent);
       var div = document.getElementById(specs[k].getAttribute('data-for'));
+      var t1 = performance.now();
       await Plotly.newPlot(div, spec.data, spec.layout, config);
+      div.setAttribute('data-draw-ms', (performance.now() - t1).toFixed(0));
       n += 1;
     }
     var ms = performance.now() - t0;
