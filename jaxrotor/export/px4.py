@@ -290,8 +290,10 @@ def write_px4_params(platform: Platform, path: str | Path, *, format: str = "qgc
         platform: the design (see :func:`px4_parameters`).
         path: file to write (parent folders are created).
         format: one of :data:`FORMATS`.
-        alpha, beta: optional current tilt angles [rad] of a tilting platform (see :func:`px4_parameters`).
-        vehicle_id, component_id: MAVLink system and component id of the ``"qgc"`` lines (PX4: 1, 1).
+        alpha: optional current tilt angle(s) ``alpha`` [rad] of a tilting platform (see :func:`px4_parameters`).
+        beta: optional current tilt angle(s) ``beta`` [rad] of a tilting platform.
+        vehicle_id: MAVLink system id of the ``"qgc"`` lines (PX4: 1).
+        component_id: MAVLink component id of the ``"qgc"`` lines (PX4: 1).
 
     Returns:
         the path written.
