@@ -40,6 +40,8 @@ from pathlib import Path
 
 import click
 
+from .._text import format_value as _fmt
+
 DEFAULT_PRESET = "paper_hexarotor"
 
 
@@ -47,7 +49,7 @@ DEFAULT_PRESET = "paper_hexarotor"
 _NOT_A_FLIGHT = ("objective", "parameters", "sweep", "optimize")
 
 
-def _load_config(path: Path):
+def load_config(path: Path):
     """``(platform, flight config or None)`` of CONFIG through the io layer; a config mistake is a usage error.
 
     A file with a ``[reference]`` table (and no problem or sweep tables) is a whole flight configuration
@@ -135,18 +137,6 @@ def stability_check(conf, echo, strict: bool = False) -> bool:
     return preflight_stability(conf, echo, strict)[0]
 
 
-def _fmt(v, digits: int = 4) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "n/a"
-        if math.isinf(v):
-            return "inf"
-        return f"{v:.{digits}g}"
-    return str(v)
 
 
 def _per_rotor(values, digits: int = 4) -> str:
@@ -475,7 +465,7 @@ def analyze(config: Path | None, preset: str | None, as_json: bool, out: Path | 
 
     conf = None
     if config is not None:
-        platform, conf = _load_config(config)
+        platform, conf = load_config(config)
     else:
         name = preset or DEFAULT_PRESET
         if name not in presets.names():

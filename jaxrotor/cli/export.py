@@ -19,7 +19,7 @@ from pathlib import Path
 
 import click
 
-from .analyze import DEFAULT_PRESET, _load_config
+from .analyze import DEFAULT_PRESET, load_config
 
 
 def _platform(config: Path | None, preset: str | None):
@@ -29,7 +29,7 @@ def _platform(config: Path | None, preset: str | None):
     if config is not None and preset is not None:
         raise click.UsageError("give either CONFIG or --preset, not both. Fix: drop one of them.")
     if config is not None:
-        return _load_config(config)[0], config.stem
+        return load_config(config)[0], config.stem
     name = preset or DEFAULT_PRESET
     if name not in presets.names():
         raise click.BadParameter(f"{name!r} is not a preset. Fix: use one of {', '.join(presets.names())}.",

@@ -39,13 +39,12 @@ import math
 import os
 import xml.etree.ElementTree as ET
 
-import equinox as eqx
 import mujoco
 import numpy as np
 
 from ..design.parts import Parts
 from ..design.platform import TILT_ANGLES, Platform, per_rotor_angles
-from ..physics.mjcf import ModelOptions, mjcf
+from ..physics.mjcf import ModelOptions, mjcf, own_parts
 
 __all__ = ["URDF_SPLIT", "mass_properties_of_model", "mjcf_text", "rotor_poses_of_model", "urdf_text",
            "write_mjcf", "write_urdf"]
@@ -140,18 +139,6 @@ def _parts_of(platform: Platform, parts: Parts | None) -> Parts:
                          "jaxrotor.design.parts.Parts, or None for the parts the physics layer builds the platform "
                          "from (jaxrotor.physics.parts.default_parts).")
     return parts
-
-
-def _own_parts(platform: Platform, parts: Parts) -> bool:
-    own = platform.parts
-    if own is None:
-        return False
-    if parts is own:
-        return True
-    try:
-        return bool(eqx.tree_equal(parts, own))
-    except Exception:  # noqa: BLE001 - differently shaped pytrees are simply not equal
-        return False
 
 
 def _model_options(options: dict) -> ModelOptions:
@@ -401,7 +388,7 @@ def _check(model: mujoco.MjModel, platform: Platform, what: str) -> None:
 
 
 def _build(platform: Platform, parts: Parts, options: ModelOptions) -> tuple[ET.Element, mujoco.MjModel]:
-    own = _own_parts(platform, parts)
+    own = own_parts(platform, parts)
     tree = ET.fromstring(mjcf(platform, parts, options, rotor_inertial=own))
     _design_pose(tree, platform)
     inertial = _frame_inertial(_compile(tree, platform), platform)

@@ -78,7 +78,7 @@ from ..design.parts import Parts
 from ._geometry import arm_tips, check_parts, is_paper_platform
 
 __all__ = ["InertiaMismatchWarning", "MISMATCH_TOLERANCE", "ModelOptions", "PhysicsModel", "SPIN_ACTUATORS",
-           "build_model", "engine_mass_properties", "mjcf", "warn_mismatch"]
+           "build_model", "engine_mass_properties", "mjcf", "own_parts", "warn_mismatch"]
 
 _INTEGRATORS = {"euler": "Euler", "rk4": "RK4", "implicit": "implicit", "implicitfast": "implicitfast"}
 
@@ -504,8 +504,9 @@ def _compile(platform, parts, options, hub_offset, frame_inertial=None, rotor_in
     return xml, mujoco.MjModel.from_xml_string(xml)
 
 
-def _own_parts(platform: Platform, parts: Parts) -> bool:
-    """Whether ``parts`` are the platform's own (``platform.parts``), from which its mass properties derive."""
+def own_parts(platform: Platform, parts: Parts) -> bool:
+    """Whether ``parts`` are the platform's own (``platform.parts``, the same object or an equal pytree), from which
+    its mass properties derive; ``False`` for a platform without parts."""
     own = platform.parts
     if own is None:
         return False
@@ -613,7 +614,7 @@ def build_model(platform: Platform, parts: Parts, options: ModelOptions = ModelO
             cannot move to the origin.
     """
     n = platform.n_rotors
-    own = _own_parts(platform, parts)
+    own = own_parts(platform, parts)
     xml, model = _compile(platform, parts, options, (0.0, 0.0, 0.0), rotor_inertial=own)
     tilt_names = _tilt_names(platform)
     c, data = _at_rest(model, platform)

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from .._text import format_value as _fmt
 from .._util import to_jsonable
 
 __all__ = ["REPORT_SECTIONS", "ReportResult", "analysis_payload", "build_report", "output_dir", "render_html"]
@@ -136,20 +137,6 @@ def _esc(x) -> str:
     return html.escape(str(x), quote=True)
 
 
-def _fmt(v, digits: int = 4) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "n/a"
-        if math.isinf(v):
-            return "inf"
-        return f"{v:.{digits}g}"
-    return str(v)
 
 
 def _num(key: str, value, digits: int = 4, unit: str = "") -> str:
