@@ -110,6 +110,10 @@ def validate_platform(p: Platform) -> None:
     for name, arr in zip(names, leaves):
         if arr is not None and not np.all(np.isfinite(f(arr))):
             raise parameter_error(name, arr, "contains NaN or infinity", f"give finite values for `{name}`")
+    J_r = getattr(p, "rotor_inertia", None)
+    if J_r is not None and is_concrete([J_r]) and not np.all(np.isfinite(f(J_r)) & (f(J_r) >= 0)):
+        raise parameter_error("rotor_inertia", J_r, "spin inertias must be finite and >= 0 kg m^2",
+                              "give each rotor's J_r (bell + propeller), e.g. 1.095e-4, or None for none")
     if np.any(np.isnan(f(p.rotor_speed_max))):
         raise parameter_error("rotor_speed_max", p.rotor_speed_max, "contains NaN", "give finite values or inf for no upper bound")
 

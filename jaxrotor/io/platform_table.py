@@ -301,9 +301,9 @@ def _override(platform: Platform, values: dict, where: str) -> Platform:
             if a.shape != (n,):
                 raise ConfigError(f"{where} key `{key}` = {v!r} has {a.size} entries but the preset has {n} rotors. "
                                   f"Fix: give one number or {n}.")
-            if key == "rotor_inertia" and np.any(a < 0):
-                raise ConfigError(f"{where} key `rotor_inertia` = {v!r} is invalid: a spin inertia is >= 0 kg m^2. "
-                                  "Fix: give e.g. 1.095e-4.")
+            if key == "rotor_inertia" and not np.all(a >= 0):  # (NaN fails too)
+                raise ConfigError(f"{where} key `rotor_inertia` = {v!r} is invalid: a spin inertia is >= 0 kg m^2 "
+                                  "(a number, not NaN). Fix: give e.g. 1.095e-4.")
         new[key] = jnp.asarray(a, dtype=dtype)
     derived = tuple(k for k in new if k in ("mass", "inertia", "c_f", "c_tau", "rotor_speed_max", "rotor_inertia"))
     try:

@@ -199,5 +199,9 @@ def test_preset_with_overrides():
     np.testing.assert_allclose(np.asarray(p.inertia), np.diag([0.081, 0.081, 0.162]))
     with pytest.raises(ConfigError, match=r"`rotor_inertia` = -1.0 is invalid: a spin inertia is >= 0"):
         platform_from_table({"preset": "cs_4r", "rotor_inertia": -1.0}, "o.toml")
+    with pytest.raises(ConfigError, match=r"`rotor_inertia` = nan is invalid: a spin inertia is >= 0 .*not NaN"):
+        platform_from_table({"preset": "cs_4r", "rotor_inertia": float("nan")}, "o.toml")
+    with pytest.raises(ConfigError, match=r"`rotor_inertia` = \[inf inf inf inf\] is invalid: spin inertias must be finite"):
+        platform_from_table({"preset": "cs_4r", "rotor_inertia": float("inf")}, "o.toml")
     with pytest.raises(ConfigError, match=r"`c_f` = \[1e-05, 1e-05\] has 2 entries but the preset has 4 rotors"):
         platform_from_table({"preset": "cs_4r", "c_f": [1e-5, 1e-5]}, "o.toml")
