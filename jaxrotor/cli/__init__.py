@@ -26,7 +26,7 @@ def main() -> None:
 def _register() -> None:
     import importlib
 
-    for module in ("simulate", "analyze", "optimize", "validate", "sweep", "faults", "report", "export"):
+    for module in ("simulate", "analyze", "optimize", "validate", "sweep", "faults", "report", "export", "design"):
         try:
             mod = importlib.import_module(f"{__name__}.{module}")
         except ModuleNotFoundError as err:  # a sub-command module not present in this build
