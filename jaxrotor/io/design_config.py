@@ -75,8 +75,8 @@ class DesignSettings:
 
     iterations: int = 60
     rounds: int = 4
-    learning_rate: float = 0.3
-    rho: float = 10.0
+    learning_rate: float = 0.05
+    rho: float = 0.3
     budget_factor: float = 10.0
     popsize: int | None = None
     seeds: tuple[int, ...] = (0,)
@@ -167,7 +167,7 @@ def _apply_quick(design: dict, source: str) -> dict:
     """``design`` with ``[design.quick]`` merged into its sub-tables."""
     d = copy.deepcopy(design)
     q = Table(d.pop("quick", {}), source, "design.quick")
-    moves = {"iterations": "optimize", "rounds": "optimize", "budget_factor": "baseline", "popsize": "baseline",
+    moves = {"iterations": "optimize", "rounds": "optimize", "learning_rate": "optimize", "budget_factor": "baseline", "popsize": "baseline",
              "seeds": "baseline", "bounds": "pareto", "pareto_iterations": "pareto", "members": "randomize",
              "rotor_losses": "verify", "physics_duration": "verify", "physics": "verify"}
     for k, v in list(q.data.items()):
@@ -259,7 +259,7 @@ def design_from_dict(data: dict, source: str = "<dict>", quick: bool = False) ->
     pm = p.get("measure", str, None)
     settings = DesignSettings(
         iterations=o.integer("iterations", 60, minimum=1), rounds=o.integer("rounds", 4, minimum=1),
-        learning_rate=o.number("learning_rate", 0.3, positive=True), rho=o.number("rho", 10.0, positive=True),
+        learning_rate=o.number("learning_rate", 0.05, positive=True), rho=o.number("rho", 0.3, positive=True),
         budget_factor=b.number("budget_factor", 10.0, positive=True), popsize=b.integer("popsize", None, minimum=4),
         seeds=tuple(int(s) for s in b.get("seeds", list, [0])),
         pareto_measure=pm, pareto_bounds=tuple(p.vector("bounds", None, [])),

@@ -34,7 +34,8 @@ inequalities): with ``g_k(x) <= 0`` the normalised violations,
 
     L(x, lambda, rho) = f(x) + sum_k (max(0, lambda_k + rho g_k(x))^2 - lambda_k^2) / (2 rho),
 
-minimised by Adam in the unbounded ``theta`` (``x = lo + (hi - lo) sigmoid(theta)``), with
+minimised by projected Adam in the normalised ``u = (x - lo) / (hi - lo)`` (clipped to ``[0, 1]`` after
+every step, so a bound is reached exactly and its gradient does not vanish), with
 ``lambda_k <- max(0, lambda_k + rho g_k)`` after every inner round. The discrete choices are
 enumerated: every catalogue motor is one member of a ``vmap`` (each optimised in its continuous
 variables), every cell count one compiled batch. The best design is the best iterate that
@@ -102,11 +103,6 @@ class Constraint(NamedTuple):
     bound: float
     at_least: bool
     scale: float
-
-
-def _sigmoid_inv(u):
-    u = np.clip(u, 1e-6, 1 - 1e-6)
-    return np.log(u / (1 - u))
 
 
 class CodesignProblem(eqx.Module):
@@ -209,14 +205,14 @@ class CodesignProblem(eqx.Module):
         """``(d,)`` start values."""
         return np.array([v.start for v in self.variables], dtype=float)
 
-    def to_x(self, theta: Array) -> Array:
-        """``x = lo + (hi - lo) sigmoid(theta)``."""
-        lo, hi = jnp.asarray(self.lower, theta.dtype), jnp.asarray(self.upper, theta.dtype)
-        return lo + (hi - lo) * jax.nn.sigmoid(theta)
+    def to_x(self, u: Array) -> Array:
+        """``x = lo + (hi - lo) u`` from the normalised ``u`` in ``[0, 1]^d``."""
+        lo, hi = jnp.asarray(self.lower, u.dtype), jnp.asarray(self.upper, u.dtype)
+        return lo + (hi - lo) * u
 
     def to_theta(self, x) -> np.ndarray:
-        """Inverse of :meth:`to_x` (clipped just inside the bounds)."""
-        return _sigmoid_inv((np.asarray(x, float) - self.lower) / (self.upper - self.lower))
+        """``u = (x - lo) / (hi - lo)``, clipped to ``[0, 1]`` (inverse of :meth:`to_x`)."""
+        return np.clip((np.asarray(x, float) - self.lower) / (self.upper - self.lower), 0.0, 1.0)
 
     @property
     def flights_per_design(self) -> int:
@@ -371,7 +367,7 @@ class SolveResult(NamedTuple):
         history: ``[(evaluations so far, best feasible objective so far)]`` (one row per iteration).
         evaluations: designs evaluated (gradient evaluations, each one mission).
         wall_s: [s] (compilation included).
-        theta: ``(M, d)`` final unbounded iterates (a warm start).
+        theta: ``(M, d)`` final normalised iterates ``u`` (a warm start).
     """
 
     candidates: list
@@ -385,6 +381,11 @@ class SolveResult(NamedTuple):
     theta: np.ndarray
 
 
+#: Tightening of every normalised constraint inside :func:`solve` (``g_k + TIGHTEN <= 0``): the augmented
+#: Lagrangian approaches its optimum from outside, so its iterates then land inside the true constraints.
+TIGHTEN = 1e-3
+
+
 def _lagrangian_fn(problem: CodesignProblem, cells: int):
     sign = OBJECTIVES[problem.objective]
 
@@ -393,7 +394,8 @@ def _lagrangian_fn(problem: CodesignProblem, cells: int):
         m = problem.measures(x, motor, cells)
         f = -sign * problem.objective_value(m) / f_scale
         g = problem.violations(m, bounds)
-        pen = jnp.sum(jnp.maximum(0.0, lam + rho * g) ** 2 - lam**2) / (2.0 * rho)
+        pen_g = g + TIGHTEN
+        pen = jnp.sum(jnp.maximum(0.0, lam + rho * pen_g) ** 2 - lam**2) / (2.0 * rho)
         return f + pen, (m, g)
 
     return one
@@ -402,11 +404,11 @@ def _lagrangian_fn(problem: CodesignProblem, cells: int):
 _STEP_CACHE: dict = {}
 
 
-_ADAM = optax.scale_by_adam()
+_ADAM = optax.scale_by_adam(b1=0.5)
 
 
 def _compiled_step(problem: CodesignProblem, cells: int):
-    """The jitted Adam step on the augmented Lagrangian of every candidate (``vmap``), one per cell count;
+    """The jitted projected Adam step on the augmented Lagrangian of every candidate (``vmap``), one per cell count;
     the learning rate, multipliers, penalty and bounds are traced (one compilation serves the Pareto sweep)."""
     key = (id(problem), cells)
     if key in _STEP_CACHE:
@@ -419,7 +421,7 @@ def _compiled_step(problem: CodesignProblem, cells: int):
         (val, (m, g)), grad = vg(theta, motor, lam, rho, bounds, f_scale)
         grad = jnp.where(jnp.isfinite(grad), grad, 0.0)
         updates, opt_state = _ADAM.update(grad, opt_state, theta)
-        return theta - lr * updates, opt_state, val, m, g
+        return jnp.clip(theta - lr * updates, 0.0, 1.0), opt_state, val, m, g
 
     if len(_STEP_CACHE) > 4:
         _STEP_CACHE.clear()
@@ -431,8 +433,8 @@ def _feasible(g: np.ndarray, diverged: np.ndarray) -> np.ndarray:
     return np.all(g <= 0.0, axis=-1) & (diverged == 0) if g.shape[-1] else diverged == 0
 
 
-def solve(problem: CodesignProblem, *, iterations: int = 60, rounds: int = 4, learning_rate: float = 0.1,
-          rho: float = 10.0, rho_growth: float = 3.0, bounds: Sequence[float] | None = None,
+def solve(problem: CodesignProblem, *, iterations: int = 60, rounds: int = 4, learning_rate: float = 0.05,
+          rho: float = 0.3, rho_growth: float = 3.0, final_fraction: float = 0.03, bounds: Sequence[float] | None = None,
           theta0: np.ndarray | None = None, motors: Sequence[int] | None = None, cells: Sequence[int] | None = None,
           progress: Callable[[int, int], None] | None = None) -> SolveResult:
     """Augmented-Lagrangian Adam over the continuous variables, for every (motor, cells) candidate at once.
@@ -441,8 +443,8 @@ def solve(problem: CodesignProblem, *, iterations: int = 60, rounds: int = 4, le
         problem: the :class:`CodesignProblem`.
         iterations: Adam steps per candidate in all (split evenly into ``rounds``).
         rounds: multiplier updates ``lambda <- max(0, lambda + rho g)``, ``rho <- rho_growth rho``.
-        learning_rate: initial Adam step in ``theta`` (a step of 0.1 moves ``x`` by at most 2.5 % of its range),
-            decayed to a tenth along a cosine over each candidate's steps.
+        learning_rate: initial Adam step in ``u`` (fraction of each variable's range), decayed to
+            ``final_fraction`` of it along a cosine over each candidate's steps.
         rho: initial penalty weight (on normalised violations).
         bounds: ``(K,)`` constraint bounds (default the problem's; the Pareto sweep changes one).
         theta0: ``(M, d)`` warm start (default every candidate at the problem's start).
@@ -470,7 +472,7 @@ def solve(problem: CodesignProblem, *, iterations: int = 60, rounds: int = 4, le
     done = 0
     f_scale = None
     steps = per_round * max(rounds, 1)
-    schedule = optax.cosine_decay_schedule(learning_rate, steps, alpha=0.1)
+    schedule = optax.cosine_decay_schedule(learning_rate, steps, alpha=final_fraction)
     for ci, c in enumerate(cells):
         rows = slice(ci * len(motors), (ci + 1) * len(motors))
         step = _compiled_step(problem, c)
@@ -504,7 +506,7 @@ def solve(problem: CodesignProblem, *, iterations: int = 60, rounds: int = 4, le
                 done += 1
                 if progress is not None:
                     progress(done, total)
-            lam = jnp.maximum(0.0, lam + r * g)
+            lam = jnp.maximum(0.0, lam + r * (g + TIGHTEN))
             r = r * rho_growth
         th_all[rows] = np.asarray(theta)
     feasible = ~np.isnan(best_f)
