@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from jaxrotor.io import config as flight_config
+from jaxrotor.io import design_config
 from jaxrotor.io import optimize_config
 from jaxrotor.workflows.sweep import sweep_from_dict
 
@@ -46,6 +47,7 @@ BASES = {
     "aero.md": ("faults_s550.toml", "flight"),
     "analysis.md": ("paper_reproduction.toml", "flight"),
     "batching.md": ("sweep_tilt.toml", "sweep"),
+    "design.md": ("design_endurance_quad.toml", "design"),
     "energy.md": ("electric_hover.toml", "flight"),
     "optimization.md": ("optimize_tilt.toml", "optimize"),
     "robust.md": ("tune_gains_robust.toml", "tune"),
@@ -72,6 +74,8 @@ def _load(data: dict, kind: str, where: Path):
         return flight_config.from_dict(data, source, where)
     if kind == "sweep":
         return sweep_from_dict(data, source, where)
+    if kind == "design":
+        return design_config.design_from_dict(data, source)
     return optimize_config.from_dict(data, source, where, kind=kind)
 
 
@@ -124,6 +128,12 @@ def _check_values(page: str, block: dict, loaded) -> None:
         (a,) = loaded.spec.axes
         assert (a.lower, a.upper, a.points) == (axis["lower"], axis["upper"], axis["points"])
         assert loaded.spec.kind == "grid" and loaded.spec.size == axis["points"]
+    elif page == "design.md":
+        d, pr = block["design"], loaded.problem
+        assert pr.objective == d["objective"] and pr.motor_names == tuple(d["motors"]) and pr.cells == tuple(d["cells"])
+        assert pr.names == tuple(d["variables"]) and [c.measure for c in pr.constraints] == list(d["constraints"])
+        assert [c.bound for c in pr.constraints] == [next(iter(t.values())) for t in d["constraints"].values()]
+        assert loaded.settings.pareto_bounds == tuple(d["pareto"]["bounds"]) and len(pr.flights) == len(d["mission"])
     elif page == "optimization.md":
         assert loaded.options.iterations == block["optimize"]["iterations"]
         names = loaded.problem.parameters.names(loaded.problem.design)

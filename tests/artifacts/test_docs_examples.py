@@ -481,7 +481,30 @@ def _check_own_vehicle(ns, values, stdout):
     assert [argv[0] for argv, _ in ns["__cli__"]] == ["analyze", "simulate", "tune"]
 
 
+def _check_design_quad(ns, values, stdout):
+    names, motors, cells = values[0]
+    assert names == ("arm_length", "propeller_diameter", "propeller_pitch", "battery_capacity")
+    assert motors == ("2212_920kv", "2216_880kv", "2814_700kv", "3508_580kv") and cells == (3, 4)
+    assert values[1] == [("endurance", 600.0), ("thrust_to_weight", 2.0), ("tracking", 0.05),
+                         ("stability_margin", 0.3), ("clearance", 0.01), ("battery_current", 1.0)]
+    # hub 0.45 + 4 x (arm 0.10 kg/m x (0.25 - 0.07) m + motor 0.072 + propeller 0.015) + battery 0.5 + payload 0.5
+    mass = 0.45 + 4 * (0.10 * (0.25 - 0.07) + 0.072 + 0.015) + 4 * 5000 * 2.5e-5 + 0.5
+    assert values[2][0] == round(mass, 3) == 1.87
+    assert values[2][1] == 1026.1 and values[2][2] == 3.123
+    # d mass / d capacity = cells x specific mass, exactly; d endurance / d capacity against central differences
+    assert values[3][1] == 0.1
+    problem, x0, static = ns["problem"], ns["x0"], ns["static"]
+    h = 1.0
+    e = [float(problem.measures(x0.at[3].add(s * h), 1, 4, static)["endurance"]) for s in (1, -1)]
+    assert values[3][0] == pytest.approx((e[0] - e[1]) / (2 * h), abs=1e-4)
+    assert values[4] == ("mass", "minimize", True) and values[5] == (True, True) and values[6] == (True, True)
+    d = ns["d"]
+    assert d["baseline"]["evaluations"] >= d["baseline"]["budget_factor"] * d["gradient"]["evaluations"]
+    assert [argv[0] for argv, _ in ns["__cli__"]] == ["design", "analyze"]
+
+
 TUTORIAL_CHECKS = {
+    "design_quad": _check_design_quad,
     "own_vehicle": _check_own_vehicle,
     "analyse": _check_analyse,
     "fly": _check_fly,
@@ -497,6 +520,7 @@ TUTORIAL_CHECKS = {
                          ids=lambda p: f"tutorials/{p.stem}")
 def test_tutorial_runs(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the page's TOML files and every command's output land here
+    (tmp_path / "configs").symlink_to(ROOT / "configs")  # pages that name the shipped `configs/...`
     assert jax.config.jax_enable_x64
     ns, values, stdout = run_page(page)
     TUTORIAL_CHECKS[page.stem](ns, values, stdout)
