@@ -1,0 +1,643 @@
+"""Co-design (:mod:`jaxrotor.optimize.codesign`, :mod:`jaxrotor.io.design_config`, :mod:`jaxrotor.workflows.design`).
+
+Checked against closed forms and invariants: the shipped design files parse to the problem they describe
+(quick mode), a design is rebuilt from its parts (mass summed by hand, the battery and propeller families,
+``c_f = c_t rho D^4 / (4 pi^2)``), the clearance of an X quad and a star hexarotor, the hover-tilt margin
+against :func:`jaxrotor.allocation.hover_inputs`, ``jax.grad`` of a mission loss against central differences
+for every continuous variable of both shipped files, the violation signs, the augmented-Lagrangian solver's
+bookkeeping, the Latin hypercube, the ``best.toml`` round trip and the configuration errors.
+
+Cost: the mission flights compile slowly, so every compiled function is built once per module: one
+``value_and_grad`` per shipped file (its values also give the finite differences) and one solver step.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+from pathlib import Path
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxrotor.allocation import allocation_matrix, hover_inputs
+from jaxrotor.design.catalogue import MOTORS, BatteryFamily, PropellerFamily
+from jaxrotor.design.platform import geometric_rotor_positions
+from jaxrotor.io.design_config import design_from_dict, load_design
+from jaxrotor.io.toml import ConfigError, read_toml
+from jaxrotor.optimize.codesign import (MEASURES, OBJECTIVES, VARIABLES, Constraint, _clearance, _hover_tilt_margin,
+                                        latin_hypercube, solve)
+from jaxrotor.workflows.design import design_table, write_toml
+
+jax.config.update("jax_enable_x64", True)
+
+ROOT = Path(__file__).resolve().parents[2]
+QUAD = ROOT / "configs" / "design_endurance_quad.toml"
+HEX = ROOT / "configs" / "design_fully_actuated_hex.toml"
+FILES = {"quad": QUAD, "hex": HEX}
+
+
+@pytest.fixture(scope="module")
+def designs():
+    """Both shipped design files, quick mode (parsed once per module)."""
+    return {k: load_design(p, quick=True) for k, p in FILES.items()}
+
+
+@pytest.fixture(scope="module")
+def quad(designs):
+    return designs["quad"]
+
+
+@pytest.fixture(scope="module")
+def hexa(designs):
+    return designs["hex"]
+
+
+def _interior(problem, fractions) -> np.ndarray:
+    """A design ``lo + (hi - lo) f`` (one fraction per variable)."""
+    return problem.lower + (problem.upper - problem.lower) * np.asarray(fractions, float)
+
+
+# --------------------------------------------------------------------------- parsing the shipped files
+
+
+@pytest.mark.parametrize("which", ["quad", "hex"])
+def test_shipped_design_files_parse(designs, which):
+    """Variables (degrees -> radians for tilt/elevation), quick-mode motors, cells and members, constraints
+    with their sense and scale: every value as written in the file."""
+    conf, raw = designs[which], read_toml(FILES[which])
+    d, q = raw["design"], raw["design"]["quick"]
+    pr = conf.problem
+    assert conf.settings.quick
+    assert pr.objective == d["objective"]
+    assert pr.motor_names == tuple(q["motors"])
+    assert pr.cells == tuple(q["cells"])
+    assert int(pr.keys.shape[0]) == q["members"]
+    for name in pr.motor_names:
+        assert name in MOTORS
+    # stacked catalogue in the order of motor_names
+    np.testing.assert_array_equal(np.asarray(pr.motors.kv), [MOTORS[n]["kv"] for n in pr.motor_names])
+    assert pr.names == tuple(d["variables"])
+    for v in pr.variables:
+        t = d["variables"][v.name]
+        conv = math.radians if v.name in ("tilt", "elevation") else float
+        assert v.lower == pytest.approx(conv(t["lower"]), rel=1e-15)
+        assert v.upper == pytest.approx(conv(t["upper"]), rel=1e-15)
+        assert v.start == pytest.approx(conv(t["start"]), rel=1e-15)
+    assert [c.measure for c in pr.constraints] == list(d["constraints"])
+    for c in pr.constraints:
+        t = d["constraints"][c.measure]
+        assert c.at_least == ("at_least" in t)
+        assert c.bound == t["at_least" if c.at_least else "at_most"]
+        assert c.scale == t.get("scale", max(abs(c.bound), 1e-3))
+    np.testing.assert_array_equal(pr.bounds, [c.bound for c in pr.constraints])
+    # quick mode: solver and Pareto settings, mission durations cut to the quick duration
+    st = conf.settings
+    assert st.iterations == q["iterations"] and st.rounds == q["rounds"]
+    assert st.pareto_bounds == tuple(q["bounds"]) and st.pareto_iterations == q["pareto_iterations"]
+    assert st.pareto_measure == d["pareto"]["measure"]
+    assert len(conf.missions) == len(d["mission"]) == len(pr.flights)
+    for (name, ref), m in zip(conf.missions, d["mission"]):
+        assert name == m["name"]
+        assert ref["duration"] == min(m["duration"], q["duration"])
+    assert pr.flights_per_design == len(pr.flights) * q["members"]
+
+
+def test_shipped_files_specifics(quad, hexa):
+    """The values the design documentation quotes (tilt in radians, the hexarotor's hover tilt)."""
+    q, h = quad.problem, hexa.problem
+    assert q.objective == "mass" and OBJECTIVES[q.objective] == -1
+    assert h.objective == "endurance" and OBJECTIVES[h.objective] == 1
+    assert "tilt" not in q.names
+    tilt = h.variables[h.names.index("tilt")]
+    t = read_toml(HEX)["design"]["variables"]["tilt"]  # written in degrees
+    assert (tilt.lower, tilt.upper, tilt.start) == pytest.approx(
+        (t["lower"] * math.pi / 180, t["upper"] * math.pi / 180, t["start"] * math.pi / 180), rel=1e-15)
+    assert 0 < tilt.lower < tilt.upper < math.pi / 2
+    assert h.hover_tilt_deg == read_toml(HEX)["design"]["hover_tilt"]
+    sense = {c.measure: c.at_least for c in h.constraints}
+    assert sense["hover_tilt"] and sense["rotor_loss"] and sense["clearance"] and sense["stability_margin"]
+    assert not sense["tracking"] and not sense["attitude"] and not sense["battery_current"]
+    assert {c.measure: c.at_least for c in q.constraints}["endurance"]
+
+
+def test_full_mode_keeps_the_full_catalogue():
+    conf = load_design(QUAD, quick=False)
+    raw = read_toml(QUAD)["design"]
+    assert conf.problem.motor_names == tuple(raw["motors"])
+    assert conf.problem.cells == tuple(raw["cells"])
+    assert int(conf.problem.keys.shape[0]) == raw["randomize"]["members"]
+    assert conf.settings.iterations == raw["optimize"]["iterations"] and not conf.settings.quick
+
+
+# --------------------------------------------------------------------------- the design from its parts
+
+
+def _hand_mass(problem, x, motor: str, cells: int) -> tuple[float, dict]:
+    """Total mass summed by hand: hub, arms (mass_per_length x (arm length - hub radius)), motors, propellers
+    (m_ref (D / D_ref)^3), battery (cells C s_m), payload."""
+    raw = read_toml(QUAD)
+    parts = raw["parts"]
+    v = dict(zip(problem.names, np.asarray(x, float)))
+    n = raw["platform"]["n"]
+    fam_p, fam_b = problem.propellers, problem.batteries
+    r_hub = parts["hub"]["radius"]
+    items = {
+        "hub": parts["hub"]["mass"],
+        "arms": n * parts["arm"]["mass_per_length"] * (v["arm_length"] - r_hub),
+        "motors": n * MOTORS[motor]["mass"],
+        "propellers": n * fam_p.mass_ref * (v["propeller_diameter"] / fam_p.diameter_ref) ** 3,
+        "battery": cells * v["battery_capacity"] * fam_b.specific_mass,
+        "payload": parts["payload"]["mass"],
+    }
+    return sum(items.values()), items
+
+
+@pytest.mark.parametrize("fractions, motor_index", [(None, 0), ((0.7, 0.3, 0.6, 0.45), 1)])
+def test_build_reproduces_the_parts(quad, fractions, motor_index):
+    pr = quad.problem
+    x = pr.start if fractions is None else _interior(pr, fractions)
+    cells = pr.cells[0]
+    motor = pr.motor_names[motor_index]
+    platform, controller = pr.build(jnp.asarray(x), motor_index, cells)
+    v = dict(zip(pr.names, x))
+    total, items = _hand_mass(pr, x, motor, cells)
+    assert float(platform.mass) == pytest.approx(total, rel=1e-12)
+    bd = platform.mass_properties().breakdown
+    for k, m in items.items():
+        assert float(bd[k]) == pytest.approx(m, rel=1e-12), k
+    # geometry
+    np.testing.assert_allclose(np.asarray(platform.arm_length), v["arm_length"], rtol=1e-15)
+    np.testing.assert_allclose(np.linalg.norm(np.asarray(geometric_rotor_positions(platform)), axis=1),
+                               v["arm_length"], rtol=1e-13)
+    parts = platform.parts
+    # the catalogue motor
+    for k, val in MOTORS[motor].items():
+        assert float(getattr(parts.motor, k)) == val, k
+    # the battery family: mass, resistance, capacity, cells, extents; offset kept from the base file
+    C = v["battery_capacity"]
+    b, fb = parts.battery, pr.batteries
+    assert fb == BatteryFamily()  # the file keeps the documented family
+    m_b = cells * C * fb.specific_mass
+    assert b.cells == cells
+    assert float(b.capacity_mah) == pytest.approx(C, rel=1e-15)
+    assert float(b.mass) == pytest.approx(m_b, rel=1e-14)
+    assert float(b.internal_resistance) == pytest.approx(cells * fb.cell_resistance / C, rel=1e-14)
+    np.testing.assert_allclose(np.asarray(b.size), np.array(fb.size_ref) * (m_b / fb.mass_ref) ** (1 / 3), rtol=1e-13)
+    np.testing.assert_array_equal(np.asarray(b.offset), read_toml(QUAD)["parts"]["battery"]["offset"])
+    # the propeller family and the thrust / drag coefficients
+    D, P = v["propeller_diameter"], v["propeller_pitch"]
+    fp = pr.propellers
+    assert fp == PropellerFamily()
+    c_t = fp.c_t_per_pitch_ratio * P / D
+    c_p = fp.profile_power + fp.induced_factor * c_t**1.5 / math.sqrt(math.pi / 2)
+    assert float(parts.propeller.c_t) == pytest.approx(c_t, rel=1e-14)
+    assert float(parts.propeller.c_p) == pytest.approx(c_p, rel=1e-14)
+    rho = float(parts.air_density)
+    assert rho == 1.225
+    np.testing.assert_allclose(np.asarray(platform.c_f), c_t * rho * D**4 / (4 * math.pi**2), rtol=1e-13)
+    np.testing.assert_allclose(np.asarray(platform.c_tau), c_p * rho * D**5 / (8 * math.pi**3), rtol=1e-13)
+    # the auto gains are finite and positive
+    for g in ("K_p", "K_v", "K_R", "K_w"):
+        assert np.all(np.isfinite(np.asarray(getattr(controller, g))))
+        assert np.all(np.asarray(getattr(controller, g)) > 0)
+
+
+def test_build_sets_the_hexarotor_tilt(hexa):
+    pr = hexa.problem
+    x = _interior(pr, (0.8, 0.4, 0.5, 0.5, 0.3))
+    platform, _ = pr.build(jnp.asarray(x), 1, pr.cells[0])
+    v = dict(zip(pr.names, x))
+    assert float(platform.alpha) == pytest.approx(v["tilt"], rel=1e-15)
+    # interdependent cant: alpha_i = (-1)^i alpha_0 (alternating signs of the base file)
+    np.testing.assert_array_equal(np.asarray(platform.alpha_sign), np.asarray(pr.platform.alpha_sign))
+    np.testing.assert_allclose(np.asarray(platform.arm_length), v["arm_length"], rtol=1e-15)
+
+
+# --------------------------------------------------------------------------- clearance and hover-tilt margin
+
+
+@pytest.mark.parametrize("arm, D", [(0.25, 0.254),   # the disc-hub gap binds
+                                    (0.40, 0.40),    # the disc-hub gap binds
+                                    (0.18, 0.35)])   # neighbouring discs bind (overlap)
+def test_clearance_x_quad(quad, arm, D):
+    pr = quad.problem
+    x = pr.start.copy()
+    x[pr.names.index("arm_length")] = arm
+    x[pr.names.index("propeller_diameter")] = D
+    platform, _ = pr.build(jnp.asarray(x), 0, pr.cells[0])
+    r_hub = float(platform.parts.hub.radius)
+    expected = min(arm * math.sqrt(2) - D, arm - D / 2 - r_hub)
+    assert float(_clearance(platform)) == pytest.approx(expected, rel=1e-12, abs=1e-14)
+
+
+@pytest.mark.parametrize("arm, D", [(0.35, 0.254), (0.30, 0.40), (0.25, 0.18)])
+def test_clearance_star_hexarotor(hexa, arm, D):
+    """Neighbouring hubs of a star hexarotor are one arm length apart; the cant does not move the hubs."""
+    pr = hexa.problem
+    x = pr.start.copy()
+    x[pr.names.index("arm_length")] = arm
+    x[pr.names.index("propeller_diameter")] = D
+    r_hub = float(pr.platform.parts.hub.radius)
+    expected = min(arm - D, arm - D / 2 - r_hub)
+    for tilt in (0.1, 0.5):
+        x[pr.names.index("tilt")] = tilt
+        platform, _ = pr.build(jnp.asarray(x), 0, pr.cells[0])
+        assert float(_clearance(platform)) == pytest.approx(expected, rel=1e-12, abs=1e-14)
+
+
+def _margin_reference(platform, tilt):
+    """``min_i min(u_max - u_i, u_i - u_min) / u_max`` over level and roll/pitch +-tilt, numpy pseudo-inverse."""
+    G = np.asarray(allocation_matrix(platform))
+    mg = float(platform.mass * platform.gravity)
+    umax, umin = np.asarray(platform.u_max), np.asarray(platform.u_min)
+    s, c = math.sin(tilt), math.cos(tilt)
+    worst = np.inf
+    for up in ([0, 0, 1], [s, 0, c], [-s, 0, c], [0, s, c], [0, -s, c]):
+        u = np.linalg.pinv(G) @ np.concatenate([mg * np.asarray(up, float), np.zeros(3)])
+        worst = min(worst, float(np.min(np.minimum(umax - u, u - umin) / umax)))
+    return worst
+
+
+@pytest.mark.parametrize("which", ["quad", "hex"])
+def test_hover_tilt_margin(designs, which):
+    pr = designs[which].problem
+    platform, _ = pr.build(jnp.asarray(pr.start), 0, pr.cells[0])
+    u_h = np.asarray(hover_inputs(platform))
+    umax, umin = np.asarray(platform.u_max), np.asarray(platform.u_min)
+    assert np.all(np.isfinite(umax)) and np.all(u_h > 0)
+    level = float(np.min(np.minimum(umax - u_h, u_h - umin) / umax))
+    assert float(_hover_tilt_margin(platform, 0.0)) == pytest.approx(level, rel=1e-10)
+    # symmetric vehicle, level hover: every rotor carries m g / (n c_f cos alpha) (the cant tilts each thrust)
+    alpha = float(jnp.abs(platform.alpha)) if jnp.ndim(platform.alpha) == 0 else 0.0
+    np.testing.assert_allclose(u_h, float(platform.weight) / (len(u_h) * np.asarray(platform.c_f) * math.cos(alpha)),
+                               rtol=1e-9)
+    tilt = math.radians(pr.hover_tilt_deg)
+    m_tilt = float(_hover_tilt_margin(platform, tilt))
+    assert m_tilt == pytest.approx(_margin_reference(platform, tilt), rel=1e-9)
+    assert m_tilt <= level + 1e-15  # the level hover is one of the attitudes checked
+
+
+# --------------------------------------------------------------------------- gradient check
+
+
+def _loss_fn(problem):
+    """A scalar mission loss: tracking and attitude (the flights), endurance, mass and every constraint's
+    normalised violation."""
+    cells = problem.cells[0]
+    bounds = jnp.asarray(problem.bounds)
+
+    def loss(x):
+        m = problem.measures(x, 0, cells)
+        g = problem.violations(m, bounds)
+        return m["tracking"] + m["attitude"] + m["endurance"] / 1000 + m["mass"] + jnp.sum(g)
+
+    return loss
+
+
+def _without(problem, measures):
+    """``problem`` without the constraints on ``measures`` (they are then not computed)."""
+    return dataclasses.replace(problem, constraints=tuple(c for c in problem.constraints if c.measure not in measures))
+
+
+@pytest.mark.parametrize("which", ["quad", "hex"])
+def test_mission_gradient_matches_central_differences(designs, which):
+    """``jax.grad`` reaches every continuous variable through the parts, the auto gains and the flights.
+
+    One member, one compilation: the jitted ``value_and_grad`` also gives the values of the central differences
+    (step 1e-5 of each variable's range); compared per unit of each variable's range. The stability margin is
+    left out (it alone doubles the compile time; ``tests/unit/analysis/test_stability.py`` checks its gradient)."""
+    pr = designs[which].problem
+    p1 = _without(eqx.tree_at(lambda p: p.keys, pr, pr.keys[:1]), {"stability_margin"})
+    assert {"tracking", "clearance", "thrust_to_weight"} <= {c.measure for c in p1.constraints}
+    vg = jax.jit(jax.value_and_grad(_loss_fn(p1)))
+    x0 = pr.start
+    val, grad = vg(jnp.asarray(x0))
+    assert np.isfinite(float(val))
+    span = pr.upper - pr.lower
+    g_ad = np.asarray(grad) * span
+    g_fd = np.zeros_like(g_ad)
+    for i in range(len(x0)):
+        h = 1e-5 * span[i]
+        e = np.zeros_like(x0)
+        e[i] = h
+        fp, _ = vg(jnp.asarray(x0 + e))
+        fm, _ = vg(jnp.asarray(x0 - e))
+        g_fd[i] = (float(fp) - float(fm)) / (2 * h) * span[i]
+    norm = float(np.linalg.norm(g_fd))
+    names = dict(zip(pr.names, zip(g_ad, g_fd)))
+    assert np.all(np.isfinite(g_ad)), names
+    # every variable moves the loss (the check is not vacuous)
+    assert np.all(np.abs(g_fd) > 1e-4 * norm), names
+    # observed agreement ~1e-10 of the norm (fixed-step flights are smooth in the design); 1e-6 leaves a margin
+    np.testing.assert_allclose(g_ad, g_fd, rtol=1e-6, atol=1e-6 * norm, err_msg=str(names))
+
+
+# --------------------------------------------------------------------------- violations
+
+
+def test_violation_signs(quad):
+    """``g_k <= 0`` is satisfied: ``(bound - value) / scale`` for at_least, ``(value - bound) / scale`` for at_most."""
+    cons = (Constraint("endurance", 600.0, True, 600.0), Constraint("thrust_to_weight", 2.0, True, 2.0),
+            Constraint("tracking", 0.05, False, 0.05), Constraint("stability_margin", 0.3, True, 0.3),
+            Constraint("clearance", 0.01, True, 0.05), Constraint("battery_current", 1.0, False, 1.0))
+    pr = dataclasses.replace(quad.problem, constraints=cons)
+    want = {"endurance": (700.0, (600.0 - 700.0) / 600.0),      # at_least, above the bound: satisfied
+            "thrust_to_weight": (1.5, (2.0 - 1.5) / 2.0),        # at_least, below: violated
+            "tracking": (0.04, (0.04 - 0.05) / 0.05),            # at_most, below: satisfied
+            "stability_margin": (0.3, 0.0),                      # on the bound
+            "clearance": (0.0, (0.01 - 0.0) / 0.05),             # at_least, its own scale
+            "battery_current": (1.5, (1.5 - 1.0) / 1.0)}         # at_most, above: violated
+    m = {k: jnp.asarray(v[0]) for k, v in want.items()}
+    m["mass"] = jnp.asarray(1.0)
+    np.testing.assert_array_equal(pr.bounds, [c.bound for c in cons])
+    g = np.asarray(pr.violations(m, jnp.asarray(pr.bounds)))
+    np.testing.assert_allclose(g, [want[c.measure][1] for c in cons], rtol=1e-14, atol=1e-15)
+    assert list(g > 0) == [False, True, False, False, True, True]
+    # other bounds (the Pareto sweep's): tightening an at_least bound raises its violation by delta / scale
+    b2 = pr.bounds.copy()
+    b2[0] = 760.0
+    g2 = np.asarray(pr.violations(m, jnp.asarray(b2)))
+    assert g2[0] == pytest.approx((760.0 - 700.0) / 600.0, rel=1e-14) and g2[0] > 0
+    np.testing.assert_array_equal(g2[1:], g[1:])
+    # the shipped file's constraints follow the same convention
+    q = quad.problem
+    at = {c.measure: c for c in q.constraints}
+    for c in q.constraints:
+        mm = {k: jnp.asarray(at[k].bound) for k in at} | {"mass": jnp.asarray(1.0)}
+        mm[c.measure] = jnp.asarray(c.bound + c.scale)  # above the bound by one scale
+        gq = np.asarray(q.violations(mm, jnp.asarray(q.bounds)))
+        k = q.constraints.index(c)
+        assert gq[k] == pytest.approx(-1.0 if c.at_least else 1.0, rel=1e-12)
+        np.testing.assert_array_equal(np.delete(gq, k), 0.0)
+    assert float(q.objective_value(m)) == float(m[q.objective])
+
+
+def test_violations_without_constraints(quad):
+    pr = dataclasses.replace(quad.problem, constraints=())
+    g = pr.violations({"mass": jnp.asarray(1.0)}, jnp.zeros((0,)))
+    assert g.shape == (0,)
+
+
+# --------------------------------------------------------------------------- the solver
+
+
+def _loose(c) -> float:
+    """A bound no design in the box violates (every iterate whose flights do not diverge is feasible)."""
+    if c.at_least:
+        return -1e6
+    return 9.0 if MEASURES[c.measure][1] else 1e6  # a diverged member's error is 10
+
+
+@pytest.fixture(scope="module")
+def static_quad(quad):
+    """The quick quad with its constraints that need no flight and no linearisation (a compiled solver step with
+    the mission flights and the stability margin takes about 110 s on 2 cores; the flights' gradients are
+    checked above)."""
+    return _without(quad.problem, {"stability_margin"} | {k for k, (_, flies) in MEASURES.items() if flies})
+
+
+@pytest.fixture(scope="module")
+def solved(static_quad):
+    """Solved twice on one compiled step: the file's bounds, and loose bounds."""
+    pr = static_quad
+    loose = np.array([_loose(c) for c in pr.constraints])
+    r = solve(pr, iterations=4, rounds=2)
+    r_loose = solve(pr, iterations=4, rounds=2, bounds=loose)
+    return r, r_loose, loose
+
+
+def _check_result(pr, r, bounds):
+    M, d = len(pr.motor_names) * len(pr.cells), len(pr.variables)
+    assert r.candidates == [(m, c) for c in pr.cells for m in pr.motor_names]
+    assert r.x.shape == (M, d) and r.theta.shape == (M, d)
+    assert r.feasible.shape == (M,) and r.feasible.dtype == bool
+    assert r.objective.shape == (M,)
+    assert len(r.measures) == M
+    # 4 iterations in 2 rounds: 2 Adam steps per round, every candidate evaluated at every step
+    assert r.evaluations == 4 * M
+    assert [e for e, _ in r.history] == [M * k for k in range(1, 5)]
+    assert np.all(r.x >= pr.lower) and np.all(r.x <= pr.upper)
+    assert r.wall_s > 0
+    # the best feasible objective never gets worse (mass: minimised); NaN only before the first feasible design
+    best = np.array([b for _, b in r.history], float)
+    seen = np.nonzero(~np.isnan(best))[0]
+    if seen.size:
+        assert np.all(~np.isnan(best[seen[0]:]))
+        assert np.all(np.diff(best[seen[0]:]) <= 0.0)
+        assert best[-1] == pytest.approx(np.nanmin(r.objective), rel=1e-15)
+    else:
+        assert not r.feasible.any()
+    for i in range(M):
+        m = r.measures[i]
+        assert set(m) >= {c.measure for c in pr.constraints} | {"mass", "endurance", "diverged"}
+        # the measures belong to the reported design
+        motor_index = pr.motor_names.index(r.candidates[i][0])
+        platform, _ = pr.build(jnp.asarray(r.x[i]), motor_index, r.candidates[i][1])
+        assert m["mass"] == pytest.approx(float(platform.mass), rel=1e-12)
+        g = np.asarray(pr.violations({k: jnp.asarray(v) for k, v in m.items()}, jnp.asarray(bounds)))
+        if r.feasible[i]:
+            assert np.all(g <= 0.0), dict(zip([c.measure for c in pr.constraints], g))
+            assert m["diverged"] == 0.0
+            assert r.objective[i] == m[pr.objective]
+        else:
+            assert np.isnan(r.objective[i])
+            assert np.any(g > 0.0) or m["diverged"] > 0
+
+
+def test_solve_bookkeeping(static_quad, solved):
+    r, _, _ = solved
+    pr = static_quad
+    assert len(pr.constraints) >= 3 and pr.flights_per_design == 0
+    _check_result(pr, r, pr.bounds)
+
+
+def test_solve_with_loose_bounds_improves_on_the_start(static_quad, solved):
+    """With every constraint slack the first step's best is the lightest catalogue motor at the start, and the
+    descent then lowers the mass."""
+    pr = static_quad
+    _, r, loose = solved
+    _check_result(pr, r, loose)
+    assert r.feasible.all()
+    start_masses = [float(pr.build(jnp.asarray(pr.start), j, pr.cells[0])[0].mass) for j in range(len(pr.motor_names))]
+    assert r.history[0][1] == pytest.approx(min(start_masses), rel=1e-12)
+    assert r.history[-1][1] < r.history[0][1]
+    for i in range(len(r.candidates)):
+        assert r.objective[i] <= start_masses[i] * (1 + 1e-12)
+
+
+# --------------------------------------------------------------------------- Latin hypercube
+
+
+@pytest.mark.parametrize("n, d, seed", [(1, 3, 0), (7, 3, 0), (16, 5, 3), (50, 2, 11)])
+def test_latin_hypercube_strata(n, d, seed):
+    u = latin_hypercube(n, d, seed)
+    assert u.shape == (n, d)
+    assert np.all(u >= 0.0) and np.all(u < 1.0)
+    for k in range(d):
+        strata = np.floor(u[:, k] * n).astype(int)
+        np.testing.assert_array_equal(np.sort(strata), np.arange(n))
+    np.testing.assert_array_equal(u, latin_hypercube(n, d, seed))
+    if n > 1:
+        assert not np.array_equal(u, latin_hypercube(n, d, seed + 1))
+
+
+# --------------------------------------------------------------------------- best.toml round trip
+
+
+def _leaves_close(a, b, rtol=1e-9):
+    la, lb = jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
+    assert len(la) == len(lb)
+    for x, y in zip(la, lb):
+        np.testing.assert_allclose(np.asarray(x, float), np.asarray(y, float), rtol=rtol, atol=1e-12)
+
+
+@pytest.mark.parametrize("which, fractions", [("quad", (0.3, 0.6, 0.45, 0.7)), ("hex", (0.65, 0.2, 0.55, 0.4, 0.8))])
+def test_design_table_round_trip(designs, tmp_path, which, fractions):
+    from jaxrotor.io.platform_table import load_platform
+
+    conf = designs[which]
+    pr = conf.problem
+    x = _interior(pr, fractions)
+    motor_index, cells = 1, pr.cells[0]
+    table = design_table(conf, x, pr.motor_names[motor_index], cells, f"{which}_rt")
+    path = tmp_path / "best.toml"
+    text = write_toml(table, path, header="round trip\nsecond line")
+    assert path.read_text() == text and text.startswith("# round trip\n# second line\n")
+    loaded = load_platform(path)
+    built, _ = pr.build(jnp.asarray(x), motor_index, cells)
+    for field in ("mass", "arm_length", "alpha", "delta", "c_f", "c_tau", "inertia", "com_offset", "rotor_inertia",
+                  "rotor_speed_max"):
+        np.testing.assert_allclose(np.asarray(getattr(loaded, field)), np.asarray(getattr(built, field)),
+                                   rtol=1e-9, atol=1e-12, err_msg=field)
+    for part in ("hub", "arm", "motor", "propeller", "payload"):
+        _leaves_close(getattr(loaded.parts, part), getattr(built.parts, part))
+    lb, bb = loaded.parts.battery, built.parts.battery
+    assert lb.cells == bb.cells == cells
+    for field in ("mass", "size", "offset", "capacity_mah", "internal_resistance", "soc0", "soc_floor"):
+        np.testing.assert_allclose(np.asarray(getattr(lb, field)), np.asarray(getattr(bb, field)), rtol=1e-9,
+                                   err_msg=field)
+    # the design's own entries as written
+    t = read_toml(path)
+    assert t["parts"]["motor"] == MOTORS[pr.motor_names[motor_index]]
+    assert t["reference"] == conf.missions[0][1]
+    assert "design" not in t and t["name"] == f"{which}_rt"
+
+
+def test_design_table_flight_config_round_trip(quad, tmp_path):
+    """``best.toml`` as a whole flight configuration: the vehicle and the auto gains of the design."""
+    from jaxrotor.io.config import load
+
+    pr = quad.problem
+    x = _interior(pr, (0.55, 0.35, 0.6, 0.25))
+    path = tmp_path / "best.toml"
+    write_toml(design_table(quad, x, pr.motor_names[0], pr.cells[0], "quad_best"), path)
+    conf = load(path)
+    built, controller = pr.build(jnp.asarray(x), 0, pr.cells[0])
+    assert float(conf.platform.mass) == pytest.approx(float(built.mass), rel=1e-9)
+    np.testing.assert_allclose(np.asarray(conf.platform.inertia), np.asarray(built.inertia), rtol=1e-9, atol=1e-14)
+    for g in ("K_p", "K_v", "K_R", "K_w"):
+        np.testing.assert_allclose(np.asarray(getattr(conf.controller, g)), np.asarray(getattr(controller, g)),
+                                   rtol=1e-6, err_msg=g)
+
+
+# --------------------------------------------------------------------------- configuration errors
+
+
+def _raw():
+    return copy.deepcopy(read_toml(QUAD))
+
+
+def _error(data) -> str:
+    with pytest.raises(ConfigError) as err:
+        design_from_dict(data, "x.toml", quick=True)
+    msg = str(err.value)
+    assert msg.startswith("x.toml")
+    return msg
+
+
+def test_unknown_variable():
+    d = _raw()
+    d["design"]["variables"]["wingspan"] = {"lower": 0.1, "upper": 0.2}
+    msg = _error(d)
+    assert "design.variables.wingspan" in msg
+    for name in VARIABLES:
+        assert name in msg
+
+
+def test_constraint_with_both_bounds():
+    d = _raw()
+    d["design"]["constraints"]["tracking"] = {"at_least": 0.0, "at_most": 0.05}
+    msg = _error(d)
+    assert "design.constraints.tracking" in msg and "at_least" in msg and "at_most" in msg
+
+
+def test_constraint_with_no_bound():
+    d = _raw()
+    d["design"]["constraints"]["tracking"] = {"scale": 0.05}
+    msg = _error(d)
+    assert "design.constraints.tracking" in msg and "at_least" in msg and "at_most" in msg
+
+
+def test_unknown_measure():
+    d = _raw()
+    d["design"]["constraints"]["noise"] = {"at_most": 60.0}
+    msg = _error(d)
+    assert "design.constraints.noise" in msg
+    for name in MEASURES:
+        assert name in msg
+
+
+@pytest.mark.parametrize("where", ["design", "quick"])
+def test_unknown_motor(where):
+    d = _raw()
+    table = d["design"] if where == "design" else d["design"]["quick"]
+    table["motors"] = ["2216_880kv", "9999_1kv"]
+    if where == "design":
+        d["design"]["quick"].pop("motors")  # quick mode would replace the list
+    msg = _error(d)
+    assert "design.motors" in msg and "9999_1kv" in msg
+
+
+@pytest.mark.parametrize("mission", [[], None])
+def test_empty_mission(mission):
+    d = _raw()
+    if mission is None:
+        d["design"].pop("mission")
+    else:
+        d["design"]["mission"] = mission
+    msg = _error(d)
+    assert "design.mission" in msg
+
+
+def test_pareto_measure_that_is_not_a_constraint():
+    d = _raw()
+    d["design"]["pareto"]["measure"] = "payload"
+    msg = _error(d)
+    assert "design.pareto.measure" in msg and "payload" in msg
+
+
+def test_pareto_needs_two_bounds():
+    d = _raw()
+    d["design"]["quick"]["bounds"] = [600.0]
+    msg = _error(d)
+    assert "design.pareto.bounds" in msg
+
+
+def test_variable_bounds_and_start():
+    d = _raw()
+    d["design"]["variables"]["arm_length"] = {"lower": 0.3, "upper": 0.2}
+    assert "design.variables.arm_length.upper" in _error(d)
+    d = _raw()
+    d["design"]["variables"]["arm_length"] = {"lower": 0.2, "upper": 0.3, "start": 0.5}
+    assert "design.variables.arm_length.start" in _error(d)
+
+
+def test_unknown_quick_key():
+    d = _raw()
+    d["design"]["quick"]["wingspan"] = 0.1
+    assert "design.quick.wingspan" in _error(d)
