@@ -203,6 +203,11 @@ def design_from_dict(data: dict, source: str = "<dict>", quick: bool = False) ->
     raw_design = data["design"]
     if not isinstance(raw_design, dict):
         raise top.fail("design", raw_design, "expected a table", "write [design]")
+    full = Table(raw_design, source, "design")
+    for m in full.get("motors", list, [], "a list of catalogue motor names"):  # checked also when --quick replaces it
+        if m not in MOTORS:
+            raise full.fail("motors", raw_design["motors"], f"`{m}` is not a catalogue motor",
+                            f"use names from {', '.join(MOTORS)}")
     dd = _apply_quick(raw_design, source) if quick else copy.deepcopy(raw_design)
     dd.pop("quick", None)
     d = Table(dd, source, "design")

@@ -384,17 +384,19 @@ class SolveResult(NamedTuple):
 #: Tightening of every normalised constraint inside :func:`solve` (``g_k + TIGHTEN <= 0``): the augmented
 #: Lagrangian approaches its optimum from outside, so its iterates then land inside the true constraints.
 TIGHTEN = 1e-3
+#: Factor on the tightening after each round.
+TIGHTEN_DECAY = 1.0
 
 
 def _lagrangian_fn(problem: CodesignProblem, cells: int):
     sign = OBJECTIVES[problem.objective]
 
-    def one(theta, motor, lam, rho, bounds, f_scale):
+    def one(theta, motor, lam, rho, bounds, f_scale, tighten):
         x = problem.to_x(theta)
         m = problem.measures(x, motor, cells)
         f = -sign * problem.objective_value(m) / f_scale
         g = problem.violations(m, bounds)
-        pen_g = g + TIGHTEN
+        pen_g = g + tighten
         pen = jnp.sum(jnp.maximum(0.0, lam + rho * pen_g) ** 2 - lam**2) / (2.0 * rho)
         return f + pen, (m, g)
 
@@ -414,11 +416,11 @@ def _compiled_step(problem: CodesignProblem, cells: int):
     if key in _STEP_CACHE:
         return _STEP_CACHE[key]
     one = _lagrangian_fn(problem, cells)
-    vg = jax.vmap(jax.value_and_grad(one, has_aux=True), in_axes=(0, 0, 0, None, None, None))
+    vg = jax.vmap(jax.value_and_grad(one, has_aux=True), in_axes=(0, 0, 0, None, None, None, None))
 
     @jax.jit
-    def step(theta, opt_state, motor, lam, rho, bounds, f_scale, lr):
-        (val, (m, g)), grad = vg(theta, motor, lam, rho, bounds, f_scale)
+    def step(theta, opt_state, motor, lam, rho, bounds, f_scale, lr, tighten):
+        (val, (m, g)), grad = vg(theta, motor, lam, rho, bounds, f_scale, tighten)
         grad = jnp.where(jnp.isfinite(grad), grad, 0.0)
         updates, opt_state = _ADAM.update(grad, opt_state, theta)
         return jnp.clip(theta - lr * updates, 0.0, 1.0), opt_state, val, m, g
@@ -486,11 +488,12 @@ def solve(problem: CodesignProblem, *, iterations: int = 60, rounds: int = 4, le
             x0 = problem.to_x(theta[:1])[0]
             m0 = problem.measures(x0, midx[0], c, need=frozenset({problem.objective}))
             f_scale = jnp.maximum(jnp.abs(problem.objective_value(m0)), 1e-6)
-        for _ in range(max(rounds, 1)):
+        for rnd in range(max(rounds, 1)):
+            t_r = jnp.asarray(TIGHTEN * TIGHTEN_DECAY**rnd, dtype=theta.dtype)
             for _ in range(per_round):
                 x_now = np.asarray(problem.to_x(theta))
                 lr = jnp.asarray(schedule(k_step), dtype=theta.dtype)
-                theta, opt_state, val, m, g = step(theta, opt_state, midx, lam, r, bounds, f_scale, lr)
+                theta, opt_state, val, m, g = step(theta, opt_state, midx, lam, r, bounds, f_scale, lr, t_r)
                 k_step += 1
                 evals += len(motors)
                 g_np, m_np = np.asarray(g), {k: np.asarray(v) for k, v in m.items()}
@@ -506,7 +509,7 @@ def solve(problem: CodesignProblem, *, iterations: int = 60, rounds: int = 4, le
                 done += 1
                 if progress is not None:
                     progress(done, total)
-            lam = jnp.maximum(0.0, lam + r * (g + TIGHTEN))
+            lam = jnp.maximum(0.0, lam + r * (g + t_r))
             r = r * rho_growth
         th_all[rows] = np.asarray(theta)
     feasible = ~np.isnan(best_f)
