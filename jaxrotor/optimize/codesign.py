@@ -250,7 +250,7 @@ class CodesignProblem(eqx.Module):
         """Every measure of :data:`MEASURES` the objective and constraints use (or ``need``), plus ``mass``,
         ``endurance`` and ``diverged`` (fraction of members whose flight diverged)."""
         from ..analysis import rotor_loss_margin
-        from ..electrical import endurance_hover, max_vertical_thrust, motor_steady_state, payload_capacity
+        from ..electrical import endurance_hover, max_vertical_thrust, motor_steady_state, payload_capacity, top_speed
 
         need = set(need) if need is not None else {c.measure for c in self.constraints} | {self.objective}
         need |= {"mass", "endurance"}
@@ -263,9 +263,7 @@ class CodesignProblem(eqx.Module):
         if "payload" in need:
             out["payload"] = payload_capacity(platform, self.payload_twr)
         if "battery_current" in need:
-            from ..electrical import _top_speed
-
-            w = _top_speed(platform, None, None, None)
+            w = top_speed(platform)
             i = motor_steady_state(w, platform.c_tau, parts.motor).current
             esc = parts.esc.efficiency if parts.esc is not None else 0.95
             out["battery_current"] = jnp.sum(i) / esc / self.batteries.max_current(parts.battery.capacity_mah)

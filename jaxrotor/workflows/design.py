@@ -456,6 +456,18 @@ def design_summary(report: dict) -> str:
 # --------------------------------------------------------------------------- figures
 
 
+def _save(fig, ax, path) -> Path:
+    """Grid, legend, tight layout; ``fig`` written to ``path`` (120 dpi) and closed."""
+    import matplotlib.pyplot as plt
+
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return Path(path)
+
+
 def plot_convergence(report: dict, path: str | Path) -> Path:
     """Best feasible objective against flights flown, the gradient method and CMA-ES (``convergence.png``)."""
     import matplotlib
@@ -473,12 +485,7 @@ def plot_convergence(report: dict, path: str | Path) -> Path:
     ax.set_xlabel("flights flown")
     ax.set_ylabel(f"best feasible {o['name']} [{o['unit']}]")
     ax.set_title(f"{report['name']}: {o['sense']} {o['name']}")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return Path(path)
+    return _save(fig, ax, path)
 
 
 def plot_pareto(report: dict, path: str | Path) -> Path:
@@ -505,9 +512,4 @@ def plot_pareto(report: dict, path: str | Path) -> Path:
     o = report["objective"]
     ax.set_xlabel(pts[0]["measure"] if pts else "")
     ax.set_ylabel(f"{o['name']} [{o['unit']}]")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return Path(path)
+    return _save(fig, ax, path)
