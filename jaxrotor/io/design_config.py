@@ -68,7 +68,8 @@ class DesignSettings:
         pareto_bounds: its bounds, one Pareto point each.
         pareto_iterations: Adam steps per Pareto point (warm-started).
         physics: verify on the physics layer. physics_duration: [s] of each physics flight.
-        control_rate: [Hz] of the physics flights' flight computer. sensors: their ``[sensors]`` table.
+        control_rate: [Hz] of the physics flights' flight computer when the file has no ``[control]``
+            (otherwise the mission's own is flown). sensors: their ``[sensors]`` table then.
         rotor_losses: fly every single-rotor loss of the winning design (both layers).
         quick: whether ``[design.quick]`` was applied.
     """

@@ -11,7 +11,8 @@
 4. writes the winning design (and each Pareto point) as a vehicle configuration
    (``best.toml``: ``[platform]``, ``[parts.*]``, the controller, actuators, solver and the
    mission's first flight), and flies it on the physics layer (MuJoCo C engine: spinning
-   propellers, motor lag, a flight computer at ``control_rate`` with sensor noise): the hover
+   propellers, motor lag, the mission's flight computer and sensor noise, or one at
+   ``[design.verify] control_rate`` for a file without ``[control]``): the hover
    endurance from the physics flight's rotor speeds and the mission's tracking, beside the analytic
    prediction; with ``rotor_losses``, every single-rotor loss of the winner on both layers
    (:func:`jaxrotor.workflows.faults.rotor_loss_report`) against the static analysis;
@@ -144,14 +145,16 @@ def design_table(config: DesignConfig, x, motor: str, cells: int, name: str, mis
 
 
 def _physics_table(table: dict, settings, reference: dict | None = None) -> dict:
-    """``table`` flown by a flight computer at ``control_rate`` with the verification's sensor noise."""
+    """``table`` (with ``reference``) flown by a flight computer: the file's own ``[control]`` and ``[sensors]``
+    (the mission's), or, when it has none, one at ``[design.verify] control_rate`` with its ``sensors``."""
     t = copy.deepcopy(table)
-    period = 1.0 / float(settings.control_rate)
-    t["control"] = {"rate": float(settings.control_rate), "seed": 0}
-    t["solver"] = {**t.get("solver", {}), "adaptive": False, "dt": period}
-    t["flight"] = {**t.get("flight", {}), "save_dt": 5 * period}
-    if settings.sensors:
-        t["sensors"] = dict(settings.sensors)
+    if "control" not in t:
+        period = 1.0 / float(settings.control_rate)
+        t["control"] = {"rate": float(settings.control_rate), "seed": 0}
+        t["solver"] = {**t.get("solver", {}), "adaptive": False, "dt": period}
+        t["flight"] = {**t.get("flight", {}), "save_dt": 5 * period}
+        if settings.sensors:
+            t["sensors"] = dict(settings.sensors)
     if reference is not None:
         t["reference"] = reference
     return t
@@ -212,8 +215,8 @@ def verify_on_physics(config: DesignConfig, table: dict, analytic: dict, *, echo
            "endurance_relative_difference": (e_phys - e_an) / e_an,
            "tracking": tracking, "analytic_tracking_nominal": float(np.sqrt(np.mean(np.square(tracking_a)))),
            "tracking_per_flight": dict(zip([m[0] for m in config.missions], tracking_p)),
-           "mass": float(res["mass"]), "control_rate_hz": st.control_rate, "sensors": dict(st.sensors),
-           "duration_s": dur}
+           "mass": float(res["mass"]), "control_rate_hz": float(conf.flight.control_rate),
+           "sensors": conf.raw.get("sensors", {}), "duration_s": dur}
     bound = next((c.bound for c in config.problem.constraints if c.measure == "tracking"), None)
     out["tracking_bound"] = bound
     out["holds"] = bool(abs(out["endurance_relative_difference"]) <= ENDURANCE_TOLERANCE

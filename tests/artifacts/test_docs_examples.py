@@ -485,7 +485,7 @@ def _check_design_quad(ns, values, stdout):
     names, motors, cells = values[0]
     assert names == ("arm_length", "propeller_diameter", "propeller_pitch", "battery_capacity")
     assert motors == ("2212_920kv", "2216_880kv", "2814_700kv", "3508_580kv") and cells == (3, 4)
-    assert values[1] == [("endurance", 600.0), ("thrust_to_weight", 2.0), ("tracking", 0.05),
+    assert values[1] == [("endurance", 600.0), ("thrust_to_weight", 2.0), ("tracking", 0.08),
                          ("stability_margin", 0.3), ("clearance", 0.01), ("battery_current", 1.0)]
     # hub 0.45 + 4 x (arm 0.10 kg/m x (0.25 - 0.07) m + motor 0.072 + propeller 0.015) + battery 0.5 + payload 0.5
     mass = 0.45 + 4 * (0.10 * (0.25 - 0.07) + 0.072 + 0.015) + 4 * 5000 * 2.5e-5 + 0.5
