@@ -366,6 +366,7 @@ class SolveResult(NamedTuple):
         evaluations: designs evaluated (gradient evaluations, each one mission).
         wall_s: [s] (compilation included).
         theta: ``(M, d)`` final normalised iterates ``u`` (a warm start).
+        lam: ``(M, K)`` final multipliers. rho: final penalty weight of each cell count's batch.
     """
 
     candidates: list
@@ -377,6 +378,8 @@ class SolveResult(NamedTuple):
     evaluations: int
     wall_s: float
     theta: np.ndarray
+    lam: np.ndarray
+    rho: list
 
 
 #: Tightening of every normalised constraint inside :func:`solve` (``g_k + TIGHTEN <= 0``): the augmented
@@ -435,7 +438,7 @@ def _feasible(g: np.ndarray, diverged: np.ndarray) -> np.ndarray:
 
 def solve(problem: CodesignProblem, *, iterations: int = 60, rounds: int = 4, learning_rate: float = 0.05,
           rho: float = 0.3, rho_growth: float = 3.0, final_fraction: float = 0.03, bounds: Sequence[float] | None = None,
-          theta0: np.ndarray | None = None, motors: Sequence[int] | None = None, cells: Sequence[int] | None = None,
+          theta0: np.ndarray | None = None, lam0: np.ndarray | None = None, motors: Sequence[int] | None = None, cells: Sequence[int] | None = None,
           progress: Callable[[int, int], None] | None = None) -> SolveResult:
     """Augmented-Lagrangian Adam over the continuous variables, for every (motor, cells) candidate at once.
 
@@ -448,6 +451,7 @@ def solve(problem: CodesignProblem, *, iterations: int = 60, rounds: int = 4, le
         rho: initial penalty weight (on normalised violations).
         bounds: ``(K,)`` constraint bounds (default the problem's; the Pareto sweep changes one).
         theta0: ``(M, d)`` warm start (default every candidate at the problem's start).
+        lam0: ``(M, K)`` starting multipliers (default 0).
         motors: catalogue indices to enumerate (default all). cells: cell counts (default the problem's).
         progress: ``progress(done, total)`` after every step.
 
@@ -466,6 +470,8 @@ def solve(problem: CodesignProblem, *, iterations: int = 60, rounds: int = 4, le
     best_f = np.full(M, np.nan)
     best_m: list = [None] * M
     last: list = [None] * M
+    lam_all = np.zeros((M, K))
+    rho_last: list = []
     history, evals = [], 0
     per_round = max(1, iterations // max(rounds, 1))
     total = per_round * max(rounds, 1) * len(cells)
@@ -478,7 +484,7 @@ def solve(problem: CodesignProblem, *, iterations: int = 60, rounds: int = 4, le
         step = _compiled_step(problem, c)
         theta = jnp.asarray(th_all[rows])
         midx = jnp.asarray(motors)
-        lam = jnp.zeros((len(motors), K))
+        lam = jnp.zeros((len(motors), K)) if lam0 is None else jnp.asarray(np.asarray(lam0, float)[rows])
         r = jnp.asarray(rho, dtype=float)
         opt_state = _ADAM.init(theta)
         k_step = 0
@@ -510,13 +516,16 @@ def solve(problem: CodesignProblem, *, iterations: int = 60, rounds: int = 4, le
             lam = jnp.maximum(0.0, lam + r * (g + t_r))
             r = r * rho_growth
         th_all[rows] = np.asarray(theta)
+        lam_all[rows] = np.asarray(lam)
+        rho_last.append(float(r))
     feasible = ~np.isnan(best_f)
     for i in range(M):
         if best_m[i] is None:  # never feasible: its last iterate
             best_x[i], best_m[i] = last[i]
     meas = best_m
     return SolveResult(candidates=cand, x=best_x, feasible=feasible, objective=best_f, measures=meas,
-                       history=history, evaluations=evals, wall_s=time.perf_counter() - t0, theta=th_all)
+                       history=history, evaluations=evals, wall_s=time.perf_counter() - t0, theta=th_all,
+                       lam=lam_all, rho=rho_last)
 
 
 def _best(values: np.ndarray, sign: int) -> float:

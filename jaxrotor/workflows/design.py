@@ -314,11 +314,14 @@ def run_design(config: DesignConfig, out_dir: str | Path | None = None, *, echo:
     pareto = []
     if st.pareto_measure is not None and i_best is not None:
         k = [c.measure for c in pr.constraints].index(st.pareto_measure)
+        # continuation: each point starts from the previous one's best feasible designs and multipliers
+        warm_x, warm_lam = grad.x, grad.lam
         for bnd in st.pareto_bounds:
             bounds = pr.bounds.copy()
             bounds[k] = bnd
-            r = solve(pr, iterations=st.pareto_iterations, rounds=2, learning_rate=st.learning_rate * 0.5,
-                      rho=st.rho, bounds=bounds, theta0=grad.theta, progress=None)
+            r = solve(pr, iterations=st.pareto_iterations, rounds=3, learning_rate=st.learning_rate, rho=st.rho,
+                      bounds=bounds, theta0=np.stack([pr.to_theta(x) for x in warm_x]), lam0=warm_lam, progress=None)
+            warm_x, warm_lam = r.x, r.lam
             j = _pick(r, sign)
             point = {"bound": float(bnd), "measure": st.pareto_measure, "feasible": j is not None}
             if j is not None:
@@ -460,11 +463,12 @@ def design_summary(report: dict) -> str:
 
 
 def _save(fig, ax, path) -> Path:
-    """Grid, legend, tight layout; ``fig`` written to ``path`` (120 dpi) and closed."""
+    """Grid, legend (when something is labelled), tight layout; ``fig`` written to ``path`` (120 dpi) and closed."""
     import matplotlib.pyplot as plt
 
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
