@@ -271,6 +271,19 @@ def _constraints(config: DesignConfig, m: dict, bounds=None) -> dict:
     return out
 
 
+def mark_dominated(points: list[dict], sign: int, at_least: bool) -> None:
+    """Set ``dominated`` on each Pareto point: a feasible point is dominated when another has an objective at least
+    as good (``sign``: +1 maximised) and a swept measure at least as good (``at_least``: larger is better), one of
+    them strictly; an infeasible point is marked dominated. Only the others form the front."""
+    s_m = 1 if at_least else -1
+    for p in points:
+        p["dominated"] = not p["feasible"] or any(
+            q is not p and q["feasible"] and sign * q["objective"] >= sign * p["objective"]
+            and s_m * q["value"] >= s_m * p["value"]
+            and (sign * q["objective"] > sign * p["objective"] or s_m * q["value"] > s_m * p["value"])
+            for q in points)
+
+
 def _median(values):
     ok = [v for v in values if v is not None and np.isfinite(v)]
     return float(statistics.median(ok)) if ok else float("nan")
@@ -336,6 +349,8 @@ def run_design(config: DesignConfig, out_dir: str | Path | None = None, *, echo:
                 echo(f"pareto {st.pareto_measure} bound {bnd:g}: no feasible design")
             pareto.append(point)
 
+    mark_dominated(pareto, sign, pr.constraints[[c.measure for c in pr.constraints].index(st.pareto_measure)].at_least
+                   if st.pareto_measure is not None else True)
     report: dict[str, Any] = {
         "name": config.name, "config": config.source, "quick": st.quick,
         "objective": {"name": pr.objective, "sense": "maximize" if sign > 0 else "minimize", "unit": unit},
@@ -377,7 +392,7 @@ def run_design(config: DesignConfig, out_dir: str | Path | None = None, *, echo:
     write_toml(best, out / "best.toml", header=f"The winning design of {config.name} (jaxrotor design).\n"
                f"{pr.objective} = {g_best:.6g} {unit}; motor {motor}, {cells}S.")
     echo(f"wrote {out / 'best.toml'}")
-    feas = [p for p in pareto if p["feasible"]]
+    feas = [p for p in pareto if p["feasible"] and not p["dominated"]]
     for n, p in enumerate(feas):
         t = design_table(config, p["_x"], p["parameters"]["motor"], p["parameters"]["cells"],
                          f"{config.name}_pareto{n + 1}")
@@ -496,14 +511,19 @@ def plot_convergence(report: dict, path: str | Path) -> Path:
 
 
 def plot_pareto(report: dict, path: str | Path) -> Path:
-    """The Pareto points: objective against the swept measure (``pareto.png``)."""
+    """The Pareto front: objective against the swept measure, dominated points greyed (``pareto.png``)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    pts = [p for p in report["pareto"] if p.get("feasible")]
+    pts = sorted((p for p in report["pareto"] if p.get("feasible") and not p.get("dominated")),
+                 key=lambda p: p["value"])
     fig, ax = plt.subplots(figsize=(5.6, 4.0))
+    dominated = [p for p in report["pareto"] if p.get("feasible") and p.get("dominated")]
+    if dominated:
+        ax.plot([p["value"] for p in dominated], [p["objective"] for p in dominated], "x", color="gray",
+                label="dominated (not on the front)")
     if pts:
         xs = [p["value"] for p in pts]
         ys = [p["objective"] for p in pts]
