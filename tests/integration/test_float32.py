@@ -64,10 +64,10 @@ SCRIPT = textwrap.dedent(
 
 def _flight_configs():
     """The shipped configs that describe one flight (an ``[objective]`` table makes it an optimisation, a
-    ``[sweep]`` table a sweep)."""
+    ``[sweep]`` table a sweep, a ``[design]`` table a co-design problem)."""
     import tomllib
 
-    return [p for p in CONFIGS if not {"objective", "sweep"} & set(tomllib.loads(p.read_text()))]
+    return [p for p in CONFIGS if not {"objective", "sweep", "design"} & set(tomllib.loads(p.read_text()))]
 
 
 @pytest.fixture(scope="module")
