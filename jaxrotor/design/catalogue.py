@@ -54,6 +54,16 @@ MOTORS: dict[str, dict[str, float]] = {
 }
 
 
+def _check_family(family, positive: tuple[str, ...], nonnegative: tuple[str, ...] = ()) -> None:
+    """Refuse a non-finite family constant, or one ``<= 0`` (``positive``) or ``< 0`` (``nonnegative``), by name."""
+    for name in (*positive, *nonnegative):
+        v = getattr(family, name)
+        need = "> 0" if name in positive else ">= 0"
+        if not (math.isfinite(v) and (v > 0 if name in positive else v >= 0)):
+            raise ValueError(f"{type(family).__name__} parameter `{name}` = {v!r} is invalid: it must be finite and "
+                             f"{need}. Fix: give a number {need} (defaults in docs/design.md).")
+
+
 def motor(name: str) -> Motor:
     """The catalogue motor ``name`` (:data:`MOTORS`) as a :class:`~jaxrotor.design.parts.Motor`.
 
@@ -97,14 +107,8 @@ class PropellerFamily(eqx.Module):
     thickness: float = eqx.field(static=True, default=0.004)
 
     def __check_init__(self):
-        for name in ("c_t_per_pitch_ratio", "induced_factor", "mass_ref", "diameter_ref", "thickness"):
-            v = getattr(self, name)
-            if not (math.isfinite(v) and v > 0):
-                raise ValueError(f"PropellerFamily parameter `{name}` = {v!r} is invalid: it must be finite and > 0. "
-                                 "Fix: give a positive number (defaults in docs/design.md).")
-        if not (math.isfinite(self.profile_power) and self.profile_power >= 0):
-            raise ValueError(f"PropellerFamily parameter `profile_power` = {self.profile_power!r} is invalid: it must "
-                             "be finite and >= 0. Fix: give e.g. 0.0115.")
+        _check_family(self, ("c_t_per_pitch_ratio", "induced_factor", "mass_ref", "diameter_ref", "thickness"),
+                      ("profile_power",))
 
     def coefficients(self, diameter, pitch) -> tuple[Array, Array]:
         """``(c_t, c_p)`` of the propeller of ``diameter`` and ``pitch`` [m]."""
@@ -141,14 +145,7 @@ class BatteryFamily(eqx.Module):
     mass_ref: float = eqx.field(static=True, default=0.5)
 
     def __check_init__(self):
-        for name in ("specific_mass", "c_rate", "mass_ref"):
-            v = getattr(self, name)
-            if not (math.isfinite(v) and v > 0):
-                raise ValueError(f"BatteryFamily parameter `{name}` = {v!r} is invalid: it must be finite and > 0. "
-                                 "Fix: give a positive number (defaults in docs/design.md).")
-        if not (math.isfinite(self.cell_resistance) and self.cell_resistance >= 0):
-            raise ValueError(f"BatteryFamily parameter `cell_resistance` = {self.cell_resistance!r} is invalid: it "
-                             "must be finite and >= 0. Fix: give e.g. 25 (Ohm mAh per cell).")
+        _check_family(self, ("specific_mass", "c_rate", "mass_ref"), ("cell_resistance",))
 
     def mass(self, capacity_mah, cells: int) -> Array:
         """``cells C s_m`` [kg]."""

@@ -59,6 +59,7 @@ import optax
 from jax import Array
 
 from ..design.catalogue import BatteryFamily, PropellerFamily, take_motor
+from ..design.parts import ESC
 from ..design.platform import Platform, geometric_rotor_positions
 from ..flight import Flight
 from ..gains import GainSpec, with_auto_gains
@@ -258,14 +259,14 @@ class CodesignProblem(eqx.Module):
         parts = platform.parts
         out: dict[str, Array] = {"mass": platform.mass, "endurance": endurance_hover(platform)}
         weight = platform.mass * platform.gravity
-        if "thrust_to_weight" in need or "battery_current" in need:
+        if "thrust_to_weight" in need:
             out["thrust_to_weight"] = max_vertical_thrust(platform) / weight
         if "payload" in need:
             out["payload"] = payload_capacity(platform, self.payload_twr)
         if "battery_current" in need:
             w = top_speed(platform)
             i = motor_steady_state(w, platform.c_tau, parts.motor).current
-            esc = parts.esc.efficiency if parts.esc is not None else 0.95
+            esc = (parts.esc if parts.esc is not None else ESC()).efficiency
             out["battery_current"] = jnp.sum(i) / esc / self.batteries.max_current(parts.battery.capacity_mah)
         if "clearance" in need:
             out["clearance"] = _clearance(platform)
@@ -385,8 +386,6 @@ class SolveResult(NamedTuple):
 #: Tightening of every normalised constraint inside :func:`solve` (``g_k + TIGHTEN <= 0``): the augmented
 #: Lagrangian approaches its optimum from outside, so its iterates then land inside the true constraints.
 TIGHTEN = 1e-3
-#: Factor on the tightening after each round.
-TIGHTEN_DECAY = 1.0
 
 
 def _lagrangian_fn(problem: CodesignProblem, cells: int):
@@ -492,8 +491,8 @@ def solve(problem: CodesignProblem, *, iterations: int = 60, rounds: int = 4, le
             x0 = problem.to_x(theta[:1])[0]
             m0 = problem.measures(x0, midx[0], c, need=frozenset({problem.objective}))
             f_scale = jnp.maximum(jnp.abs(problem.objective_value(m0)), 1e-6)
-        for rnd in range(max(rounds, 1)):
-            t_r = jnp.asarray(TIGHTEN * TIGHTEN_DECAY**rnd, dtype=theta.dtype)
+        t_r = jnp.asarray(TIGHTEN, dtype=theta.dtype)
+        for _ in range(max(rounds, 1)):
             for _ in range(per_round):
                 x_now = np.asarray(problem.to_x(theta))
                 lr = jnp.asarray(schedule(k_step), dtype=theta.dtype)
@@ -580,7 +579,7 @@ def cma_baseline(problem: CodesignProblem, budget: int, *, seed: int = 0, popsiz
     nm, nc = len(problem.motor_names), len(problem.cells)
     sign = OBJECTIVES[problem.objective]
     lo, hi = problem.lower, problem.upper
-    start = np.concatenate([(problem.start - lo) / (hi - lo), [0.5, 0.5]]) if x0 is None else np.asarray(x0)
+    start = np.concatenate([problem.to_theta(problem.start), [0.5, 0.5]]) if x0 is None else np.asarray(x0)
     opts = {"bounds": [0.0, 1.0], "seed": int(seed) + 1, "verbose": -9, "maxfevals": int(budget),
             "tolfun": 0.0, "tolx": 0.0, "tolfunhist": 0.0, "tolstagnation": 10**9}
     if popsize is not None:

@@ -174,9 +174,8 @@ def _hover_endurance_from(traj, platform, t_from: float) -> float:
     t = np.asarray(traj.t)
     w = np.asarray(traj.rotor_speed)[t >= t_from - 1e-9]
     b = parts.battery
-    states = [electrical_state(jnp.asarray(wk), platform.c_tau, parts.motor, b, b.soc0, esc=parts.esc)
-              for wk in w]
-    power = float(np.mean([float(s.battery_power) for s in states]))
+    power = float(jnp.mean(electrical_state(jnp.asarray(w), platform.c_tau, parts.motor, b, b.soc0,
+                                            esc=parts.esc).battery_power))
     return float(discharge_time(jnp.asarray(power), b, soc0=b.soc0, soc_floor=b.soc_floor))
 
 
