@@ -10,8 +10,9 @@ analysis predicts (:func:`jaxrotor.analysis.rotor_loss`: ``RotorLoss.outcome``):
 * the S550 flat hexa-X (``configs/faults_s550.toml``, built from its parts, first-order motors, auto gains);
 * the cant-tilted ``CS_a0-Ted_6R`` (``configs/cs_a0_ted_6r.toml``, torque priority, 30 ms motors);
 * the F450 quadrotor (``configs/faults_f450.toml``), reported apart: its level analysis allows a hover with the
-  rotor opposite the lost one idle and the yaw released, which the flight computer does not hold (the relaxed,
-  spinning hover of a quadrotor needs a controller jaxrotor does not have);
+  rotor opposite the lost one idle and the yaw released; the flight computer flies a spinning relaxed hover
+  (:func:`jaxrotor.control.primary_axis_wrench`) that holds through the judged window but not for long after
+  (its spin grows without yaw damping: docs/faults.md), and with ``release_yaw = "never"`` it falls;
 * ten random hexarotors: the paper hexarotor's arms, mass and rotors with per-rotor cant ``alpha_i`` drawn in
   ``+-[10, 40] deg`` and dihedral ``beta_i`` in ``[0, 20] deg`` (seed ``--seed``), each with a level hover
   within its bounds and rank 6, flown as the paper hexarotor is (Table III gains: the same mass and inertia).

@@ -49,6 +49,8 @@ __all__ = [
     "UnderactuatedSE3",
     "IntegralState",
     "TABLE_III",
+    "primary_axis_wrench",
+    "rotor_momentum",
 ]
 
 #: Table III gains (diagonals).
@@ -284,3 +286,73 @@ class UnderactuatedSE3(AbstractController):
         tau, e_R = _attitude_torque(self, platform, state, integral, R_d, omega_d, omega_dot_d)
         f_b = jnp.zeros(3, dtype=e_p.dtype).at[2].set(thrust)
         return jnp.concatenate([f_b, tau]), IntegralState(int_p=e_p, int_R=e_R)
+
+
+#: Factors on ``K_p`` and ``K_v`` in :func:`primary_axis_wrench`: the relaxed hover's position loop, stiffer
+#: than the full-pose one so that the drift of the spin-up is taken back within the settling time.
+RELAXED_POSITION_GAIN = 1.5
+RELAXED_VELOCITY_GAIN = 1.2
+#: Factor on the roll/pitch rate gain ``K_w`` in :func:`primary_axis_wrench`: gentler than the full-pose loop,
+#: so that thrust is not spent on torque the one-sided rotors cannot make.
+RELAXED_RATE_GAIN = 0.5
+#: Factor on ``K_R / K_w`` [1/s], the rate at which :func:`primary_axis_wrench` turns the axis to the force.
+RELAXED_AXIS_GAIN = 0.5
+
+
+def rotor_momentum(platform: Platform, rotor_speed: Float[Array, " n"]) -> Float[Array, "3"]:
+    """``(3,)`` the rotors' angular momentum relative to the body, body frame [N m s]:
+    ``h = sum_i J_r,i s_i omega_i z_i`` with ``s_i = -kappa_i`` (as in
+    :func:`jaxrotor.dynamics.rotor_inertia_torque`), at the platform's design angles; ``rotor_speed`` ``(n,)``
+    [rad/s]."""
+    from .allocation import rotor_axes
+
+    z = rotor_axes(platform, platform.alpha, platform.beta)
+    return jnp.sum((platform.J_r * (-platform.kappa) * rotor_speed)[:, None] * z, axis=0)
+
+
+def primary_axis_wrench(ctrl: AbstractController, platform: Platform, state: VehicleState, integral: IntegralState,
+                        ref: RefSample, axis: Float[Array, "3"] | None = None
+                        ) -> tuple[Float[Array, "6"], IntegralState]:
+    """Relaxed hover: the law of a collinear vehicle that gave up its yaw torque and spins.
+
+    A quadrotor that lost a rotor keeps a one-sided torque about one axis (the rotor opposite the lost one
+    cannot push below zero); spinning about its thrust axis, the gyroscopic coupling turns that torque into
+    two-sided control of the axis' direction (Mueller and D'Andrea's relaxed hover). The body-fixed unit
+    ``axis`` ``n`` (default body ``z``) is pointed along the desired force of the position loop:
+
+        ``f_w = m (g e3 + a_r + k_p K_p e_p + k_v K_v e_v)``  (``K_p``, ``K_v`` of ``ctrl``, no integral)
+        ``N = f_w / |f_w|`` (world),  ``d = R^T N`` (body),  ``T = |f_w| / max(d_z, 1/2)``
+        ``omega_d = (omega . d) d + k_n (n x d)``,  ``k_n = k_a (K_R,x + K_R,y) / (K_w,x + K_w,y)`` [1/s]
+        ``tau = -k_w K_w (omega - omega_d) + omega x (J omega + h)``
+
+    ``d' = d x omega`` and ``d x (n x d) = n - (n . d) d``, so ``d`` turns towards ``n`` while the spin
+    ``omega . d`` is left as it is (no yaw torque is commanded: the yaw-released allocation
+    :func:`jaxrotor.flight.yaw_released_allocation` ignores the yaw entry). ``h`` is the rotors' momentum
+    (:func:`rotor_momentum`); ``k_p``, ``k_v``, ``k_w``, ``k_a`` are :data:`RELAXED_POSITION_GAIN`,
+    :data:`RELAXED_VELOCITY_GAIN`, :data:`RELAXED_RATE_GAIN` and :data:`RELAXED_AXIS_GAIN`. In the steady spin
+    the body ``z`` axis runs on a cone about the vertical (the one-sided torque balances the gyroscopic one):
+    the mean thrust, not the instantaneous, holds the vehicle (judged by :func:`jaxrotor.verdict.mean_tilt`).
+
+    Args:
+        ctrl: the vehicle's controller (its ``K_p``, ``K_v``, ``K_R``, ``K_w``).
+        platform, state, integral, ref: as for a controller call.
+        axis: ``(3,)`` unit primary axis in the body frame (``None``: ``e3``).
+
+    Returns:
+        ``(wrench_b (6,) [N, N m], d integral / dt)`` (the integrators hold still).
+    """
+    gains = (RELAXED_POSITION_GAIN * ctrl.K_p, RELAXED_VELOCITY_GAIN * ctrl.K_v, jnp.zeros_like(ctrl.K_pi))
+    relaxed = eqx.tree_at(lambda c: (c.K_p, c.K_v, c.K_pi), ctrl, gains)
+    f_w, e_p = _desired_force(relaxed, platform, state, integral, ref)
+    e3 = jnp.zeros(3, dtype=f_w.dtype).at[2].set(1.0)
+    d = state.R.T @ safe_normalize(f_w, e3)
+    w = state.omega
+    n = e3 if axis is None else axis
+    k_n = RELAXED_AXIS_GAIN * (ctrl.K_R[0] + ctrl.K_R[1]) / jnp.maximum(ctrl.K_w[0] + ctrl.K_w[1], 1e-12)
+    w_d = jnp.dot(w, d) * d + k_n * jnp.cross(n, d)
+    h = rotor_momentum(platform, state.rotor_speed)
+    tau = -RELAXED_RATE_GAIN * ctrl.K_w * (w - w_d) + jnp.cross(w, platform.inertia @ w + h)
+    thrust = jnp.linalg.norm(f_w) / jnp.maximum(d[2], 0.5)
+    f_b = jnp.zeros(3, dtype=f_w.dtype).at[2].set(thrust)
+    zero = jnp.zeros_like(e_p)
+    return jnp.concatenate([f_b, tau]), IntegralState(int_p=zero, int_R=zero)

@@ -30,7 +30,7 @@ from jaxtyping import Bool, Float
 
 from .allocation import allocation_rank
 from .allocators import AbstractAllocator, Allocation, AllocationData, BoxLS, PseudoInverse, allocation_record
-from .control import AbstractController
+from .control import primary_axis_wrench, AbstractController
 from .design.platform import TILT_ANGLES, Platform, is_concrete
 from .dynamics import Actuators, IdealServo, RotorCommand, VehicleState, initial_state
 from .faults import FULL_POSE_MARGIN, Faults, known_effectiveness, known_stuck
@@ -276,6 +276,10 @@ def flight_computer(platform: Platform, controller: AbstractController, flight: 
     w_des = w_des - plan.held
     alloc = flight.allocator(plan.data, w_des)
     if flight.faults.release_yaw != "never":  # static: the yaw-released allocation once it is needed
+        if controller.required_rank == 4:  # static: a collinear vehicle may have to spin (relaxed hover)
+            w_spin, d_spin = primary_axis_wrench(controller, vehicle, state, integral, ref)
+            w_des = jnp.where(plan.spins, w_spin, w_des)
+            d_integral = jax.tree.map(lambda a, b: jnp.where(plan.spins, a, b), d_spin, d_integral)
         relaxed = yaw_released_allocation(plan.data, w_des)
         alloc = jax.tree.map(lambda a, b: jnp.where(plan.released, a, b), relaxed, alloc)
     return RotorCommand(u=alloc.u, alpha=a_cmd, beta=b_cmd), d_integral, alloc, ref
@@ -309,7 +313,7 @@ def yaw_released_allocation(data: AllocationData, w_des) -> Allocation:
     """
     keep = jnp.asarray([1.0, 1, 1, 1, 1, RELEASED_YAW_WEIGHT], data.G.dtype)
     relaxed = eqx.tree_at(lambda d: d.G, data, data.G * keep[:, None])
-    w_y = w_des * jnp.asarray([1.0, 1, 1, 1, 1, 0], w_des.dtype)
+    w_y = w_des * keep.at[5].set(0.0)
     u = BoxLS(ridge=RELEASED_RIDGE)(relaxed, w_y).u
     return allocation_record(data.G, data.u_min, data.u_max, w_des, u)
 
@@ -323,11 +327,14 @@ class FaultPlan(eqx.Module):
         held: ``(6,)`` body wrench of the rotors known stuck, held at their measured speed [N, N m]: taken
             from the wrench asked of the others.
         released: ``()`` bool: the yaw torque is given up (:func:`yaw_released_allocation`).
+        spins: ``()`` bool: released, and the yaw-released hover leaves a remaining rotor idle, so a collinear
+            vehicle flies the relaxed (spinning) hover of :func:`jaxrotor.control.primary_axis_wrench`.
     """
 
     data: AllocationData
     held: Float[Array, "6"]
     released: Bool[Array, ""]
+    spins: Bool[Array, ""]
 
 
 def fault_aware(faults: Faults, data: AllocationData, state: VehicleState, t) -> FaultPlan:
@@ -363,8 +370,8 @@ def fault_aware(faults: Faults, data: AllocationData, state: VehicleState, t) ->
             released = released & _needs_yaw_release(data.G, G, G_pinv, col)
     hover = G_pinv[:, 2]  # the inputs of a pure vertical force: the torque-free collective direction
     collective = hover / jnp.max(jnp.abs(hover))
-    data = eqx.tree_at(lambda d: (d.G, d.G_pinv, d.collective), data, (G, G_pinv, collective))
-    return FaultPlan(data=data, held=held, released=released)
+    data_f = eqx.tree_at(lambda d: (d.G, d.G_pinv, d.collective), data, (G, G_pinv, collective))
+    return FaultPlan(data=data_f, held=held, released=released, spins=released & _must_spin(G, col))
 
 
 def _rank(G):
@@ -383,3 +390,16 @@ def _needs_yaw_release(G0, G, G_pinv, col):
     mean = jnp.sum(jnp.where(alive, hover, 0.0)) / jnp.maximum(jnp.sum(alive), 1)
     low = jnp.min(jnp.where(alive, hover, jnp.inf)) < FULL_POSE_MARGIN * mean
     return (_rank(G) < _rank(G0)) | low
+
+
+def _must_spin(G, col):
+    """Whether the yaw-released hover of the remaining rotors leaves one of them idle: the minimum-norm inputs
+    for a pure vertical force with no roll or pitch torque (rows ``f_z, tau_x, tau_y`` of the fault-scaled
+    ``G``) put a remaining rotor below :data:`~jaxrotor.faults.FULL_POSE_MARGIN` of their mean. A quadrotor
+    that lost a rotor: the opposite one idles, its torque is one-sided, and only a spin holds the attitude."""
+    hover = jnp.linalg.pinv(G[jnp.asarray([2, 3, 4])])[:, 0]
+    alive = col > 0
+    hover = hover * jnp.sign(jnp.sum(hover))
+    mean = jnp.sum(jnp.where(alive, hover, 0.0)) / jnp.maximum(jnp.sum(alive), 1)
+    return jnp.min(jnp.where(alive, hover, jnp.inf)) < FULL_POSE_MARGIN * mean
+

@@ -66,6 +66,7 @@ from .so3 import attitude_error
 from .trajectory import Trajectory
 
 __all__ = [
+    "mean_tilt",
     "FAULT_OUTCOMES",
     "GROWTH_STEP",
     "REASONS",
@@ -433,9 +434,12 @@ def fault_outcome_code(traj: Trajectory, faults, *, settle: float | ArrayLike = 
     fault's time and ``t_end`` the last sample (the flight's last fifth after the fault when it ends before
     ``t_f + settle``). On the samples ``t >= t_s`` the position error is ``e_p = |p_r - p|`` [m] and the attitude
     error ``e_R`` is Lee's ``1/2 (R_r^T R - R^T R_r)^vee`` [rad] per body axis (roll, pitch, yaw). The flight is
-    ``lost`` when it diverged, the window is empty, ``e_p > position_tol`` or a roll or pitch error exceeds
-    ``attitude_tol`` on any judged sample (a non-finite error counts as exceeding); else ``full_pose`` when the yaw
-    error stays within ``attitude_tol`` too, ``yaw_released`` when it does not.
+    ``full_pose`` when it did not diverge, the window is not empty and on every judged sample ``e_p <=
+    position_tol`` and every axis of ``e_R`` is within ``attitude_tol``; else ``yaw_released`` when the position is
+    held on every judged sample and the thrust axis is held on average: the window mean of the body ``z`` axis
+    ``R e3`` lies within ``attitude_tol`` of the window mean of the reference's (:func:`mean_tilt`; a vehicle in a
+    relaxed hover spins with its body ``z`` axis on a cone about the vertical, and its mean thrust is what holds
+    it up); else ``lost`` (a non-finite error counts as exceeding).
 
     Args:
         traj: the flight's :class:`~jaxrotor.trajectory.Trajectory` (unbatched; ``vmap`` for a batch).
@@ -455,17 +459,34 @@ def fault_outcome_code(traj: Trajectory, faults, *, settle: float | ArrayLike = 
     e_p = jnp.linalg.norm(traj.p_ref - traj.p, axis=-1)
     e_R = jnp.abs(jax.vmap(attitude_error)(traj.R, traj.R_ref))
     within = e_R <= attitude_tol  # False for a non-finite error
-    cos_tilt = jnp.sum(traj.R[:, :, 2] * traj.R_ref[:, :, 2], axis=-1)
-    tilt_held = cos_tilt >= jnp.cos(jnp.asarray(attitude_tol, cos_tilt.dtype))  # False for NaN
 
     def held(ok):
         return jnp.all(jnp.where(window, ok, True))
 
     position = held(e_p <= position_tol)
-    roll_pitch = held(tilt_held)
+    axis_held = _mean_tilt(traj, window) <= attitude_tol  # False for NaN
     full = held(jnp.all(within, axis=-1))
-    lost = jnp.asarray(traj.diverged) | ~jnp.any(window) | ~position | ~roll_pitch
+    lost = jnp.asarray(traj.diverged) | ~jnp.any(window) | ~position | ~axis_held
     return jnp.where(lost, 2, jnp.where(full, 0, 1)).astype(jnp.int32)
+
+
+def _mean_tilt(traj: Trajectory, window) -> Array:
+    z = jnp.sum(jnp.where(window[:, None], traj.R[:, :, 2], 0.0), axis=0)
+    z_ref = jnp.sum(jnp.where(window[:, None], traj.R_ref[:, :, 2], 0.0), axis=0)
+    cos = jnp.dot(z, z_ref) / jnp.maximum(jnp.linalg.norm(z) * jnp.linalg.norm(z_ref), 1e-30)
+    return jnp.arccos(jnp.clip(cos, -1.0, 1.0))
+
+
+def mean_tilt(traj: Trajectory, t_from: float | ArrayLike) -> Array:
+    """``()`` the angle [rad] between the mean body ``z`` axis and the mean reference ``z`` axis from ``t_from`` [s].
+
+    ``z_m = sum_k R_k e3``, ``z_r = sum_k R_r,k e3`` over the samples ``t_k >= t_from``;
+    ``acos(z_m . z_r / (|z_m| |z_r|))``: the tilt of the mean thrust direction. For a hovering vehicle it is its
+    tilt; for a vehicle in a relaxed hover, spinning with its body ``z`` axis on a cone, it is the tilt of the
+    cone's axis (the primary axis), not the cone's half-angle. NaN for a non-finite attitude; ``pi/2`` for no
+    sample. Pure JAX.
+    """
+    return _mean_tilt(traj, traj.t >= t_from - 1e-9)
 
 
 _compiled_outcome = eqx.filter_jit(fault_outcome_code)
@@ -478,9 +499,10 @@ def fault_outcome(traj: Trajectory, flight, *, settle: float = 3.0, position_tol
     Judged on the samples from ``settle`` [s] after the last fault's time (or, for a flight that ends
     sooner, its last fifth after the fault): ``"lost"`` when the flight diverged or the position error
     ``|p_r - p|`` exceeds ``position_tol`` [m] there; else ``"full_pose"`` when the attitude error against
-    the reference attitude stays within ``attitude_tol`` [rad] on every axis, ``"yaw_released"`` when the tilt
-    of the body ``z`` axis from the reference's stays within it but the heading does not (position and tilt
-    held, heading given up); and ``"lost"`` when the tilt does not hold either. ``None`` for a flight without faults. The rule is
+    the reference attitude stays within ``attitude_tol`` [rad] on every axis, ``"yaw_released"`` when the mean
+    body ``z`` axis (the mean thrust direction, :func:`mean_tilt`) stays within it of the reference's but the
+    attitude does not (position and thrust axis held, heading given up: a flat hexarotor turning slowly, or a
+    quadrotor spinning in a relaxed hover); and ``"lost"`` when the mean axis does not hold either. ``None`` for a flight without faults. The rule is
     :func:`fault_outcome_code` (compiled), whose code names the word in :data:`FAULT_OUTCOMES`.
     """
     if flight.faults is None:

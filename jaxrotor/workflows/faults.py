@@ -54,15 +54,20 @@ def rotor_loss_config(config: FlightConfig, rotor: int, *, time: float = 5.0, se
 
 
 def _held_errors(traj, t_from: float) -> dict:
-    """Largest position error [m] and tilt of the body ``z`` axis from the reference's [rad] from ``t_from``."""
+    """Largest position error [m], largest tilt of the body ``z`` axis from the reference's [rad] and tilt of the
+    mean body ``z`` axis (:func:`jaxrotor.verdict.mean_tilt`, the thrust axis a spinning vehicle holds) [rad],
+    from ``t_from``."""
+    from ..verdict import mean_tilt
+
     t = np.asarray(traj.t)
     w = t >= t_from - 1e-9
     if bool(traj.diverged) or not w.any():
-        return {"position_error": None, "tilt_error": None}
+        return {"position_error": None, "tilt_error": None, "axis_tilt": None}
     e_p = np.linalg.norm(np.asarray(traj.p_ref - traj.p)[w], axis=1)
     zb, zr = np.asarray(traj.R)[w][:, :, 2], np.asarray(traj.R_ref)[w][:, :, 2]
     tilt = np.arccos(np.clip(np.sum(zb * zr, axis=1), -1.0, 1.0))
-    return {"position_error": float(np.max(e_p)), "tilt_error": float(np.max(tilt))}
+    return {"position_error": float(np.max(e_p)), "tilt_error": float(np.max(tilt)),
+            "axis_tilt": float(mean_tilt(traj, t_from))}
 
 
 def rotor_loss_report(config: FlightConfig, out_dir: str | Path | None = None, *, physics: bool = True,
@@ -112,7 +117,7 @@ def rotor_loss_report(config: FlightConfig, out_dir: str | Path | None = None, *
         conf = rotor_loss_config(config, j, time=time, settle=settle, detection_delay=detection_delay,
                                  release_yaw=release_yaw)
         traj = fly(conf.platform, conf.controller, conf.flight)
-        row = {"rotor": j + 1, "analysis": analysis[j].outcome, "analytic": fault_outcome(traj, conf.flight),
+        row = {"rotor": j + 1, "analysis": analysis[j].outcome, "analytic": fault_outcome(traj, conf.flight, settle=settle),
                "physics": None}
         row.update({f"analytic_{k}": v for k, v in _held_errors(traj, time + settle).items()})
         curves.append({"t": np.asarray(traj.t), "e_p": np.linalg.norm(np.asarray(traj.p_ref - traj.p), axis=1),
@@ -122,7 +127,7 @@ def rotor_loss_report(config: FlightConfig, out_dir: str | Path | None = None, *
         if physics:
             res = usecase.fly_physics_layer(conf)["_result"]
             ptraj = res.trajectory
-            row["physics"] = fault_outcome(ptraj, conf.flight)
+            row["physics"] = fault_outcome(ptraj, conf.flight, settle=settle)
             row.update({f"physics_{k}": v for k, v in _held_errors(ptraj, time + settle).items()})
             curves.append({"t": np.asarray(ptraj.t),
                            "e_p": np.linalg.norm(np.asarray(ptraj.p_ref - ptraj.p), axis=1),

@@ -44,11 +44,20 @@ def test_paper_hexarotor_loss_on_both_layers(tmp_path):
     assert r["analytic_position_error"] < 0.02
 
 
-def test_quadrotor_disagreement_exits_1(tmp_path):
-    """The F450 quadrotor: the level analysis allows a hover with the opposite rotor idle and the yaw released;
-    the flight is lost (the relaxed, spinning hover is not flown). The report says so and exits 1."""
+def test_quadrotor_relaxed_hover_agrees_and_never_releasing_falls(tmp_path):
+    """The F450 quadrotor loses rotor 1: the level analysis allows a hover with the opposite rotor idle and the
+    yaw released. With the yaw released the flight computer flies the relaxed hover (it spins, its mean thrust
+    axis held within 0.05 rad of the vertical and the position within 0.1 m from 3 s after the loss, while the
+    body z axis runs on a cone wider than that; flown longer, the growing spin loses it: docs/faults.md);
+    allocating the whole wrench (`--release-yaw never`) it falls, the report says so and exits 1."""
     res = _run(str(ROOT / "configs" / "faults_f450.toml"), "--no-physics", "--rotors", "1", "--out", str(tmp_path),
                "--no-figures")
+    assert res.exit_code == 0, res.output
+    (r,) = json.loads((tmp_path / "faults.json").read_text())["rotors"]
+    assert r["analysis"] == r["analytic"] == "yaw_released"
+    assert r["analytic_position_error"] < 0.1 and r["analytic_axis_tilt"] < 0.05 < r["analytic_tilt_error"]
+    res = _run(str(ROOT / "configs" / "faults_f450.toml"), "--no-physics", "--rotors", "1", "--out", str(tmp_path),
+               "--no-figures", "--release-yaw", "never")
     assert res.exit_code == 1, res.output
     (r,) = json.loads((tmp_path / "faults.json").read_text())["rotors"]
     assert r["analysis"] == "yaw_released" and r["analytic"] == "lost" and r["analytic"] in OUTCOMES

@@ -268,3 +268,77 @@ def test_stuck_servo_needs_a_servo_state():
         jr.Flight(reference=Hover([0.0, 0, 1], 2.0), faults=faults).check_faults(pf)
     jr.Flight(reference=Hover([0.0, 0, 1], 2.0), faults=faults,
               actuators=Actuators(servo=FirstOrderServo())).check_faults(pf)  # a servo state: carried
+
+
+def test_only_a_vehicle_left_with_an_idle_rotor_must_spin():
+    """The flight computer spins (relaxed hover) only when the yaw-released hover leaves a remaining rotor idle: a
+    quadrotor after any single loss (its three rotors' unique hover idles the opposite one); not a flat or tilted
+    hexarotor or an octorotor, and never without a fault."""
+    from jaxrotor.allocators import prepare_allocation
+    from jaxrotor.design.presets import PRESETS
+    from jaxrotor.flight import _must_spin
+
+    for name, spins in (("f450", True), ("hex_s550", False), ("paper_hexarotor", False), ("octo_x8", False)):
+        pf = PRESETS[name]()
+        G, n = prepare_allocation(pf).G, pf.n_rotors
+        assert not bool(_must_spin(G, jnp.ones(n)))
+        for j in range(n):
+            col = (jnp.arange(n) != j).astype(G.dtype)
+            assert bool(_must_spin(G * col, col)) is spins, (name, j)
+
+
+def test_primary_axis_law_in_closed_form():
+    """primary_axis_wrench at the reference position, level: spinning steadily about body z (d = n = e3) it asks
+    the thrust m g and exactly the gyroscopic torque omega x (J omega + h), the rotors' momentum h from their
+    speeds; tilted, the rate it asks turns d = R^T e3 towards n at k_n (n x d) and keeps the spin about d."""
+    from jaxrotor import so3
+    from jaxrotor.control import (RELAXED_AXIS_GAIN, RELAXED_RATE_GAIN, UnderactuatedSE3, primary_axis_wrench,
+                                  rotor_momentum)
+    from jaxrotor.design.presets import PRESETS
+    from jaxrotor.dynamics import VehicleState
+    from jaxrotor.reference import Hover
+
+    pf = PRESETS["f450"]()
+    ctrl = UnderactuatedSE3()
+    ref = Hover(jnp.asarray([0.0, 0.0, 1.0]), duration=1.0)(0.0)
+    speeds = jnp.asarray([0.0, 700.0, 300.0, 700.0])
+    h = np.asarray(pf.J_r) * -np.asarray(pf.kappa) @ np.asarray(speeds)  # rotor axes = e3 (flat quad)
+    np.testing.assert_allclose(np.asarray(rotor_momentum(pf, speeds)), [0, 0, h], atol=1e-15)
+    w = jnp.asarray([0.0, 0.0, 20.0])
+    st = VehicleState(p=ref.p, v=jnp.zeros(3), R=jnp.eye(3), omega=w, rotor_speed=speeds, alpha=pf.alpha,
+                      beta=pf.beta)
+    integ = ctrl.init_state(pf)
+    wrench, d_int = primary_axis_wrench(ctrl, pf, st, integ, ref)
+    J = np.asarray(pf.inertia)
+    gyro = np.cross(np.asarray(w), J @ np.asarray(w) + np.array([0, 0, h]))
+    np.testing.assert_allclose(np.asarray(wrench), [0, 0, float(pf.mass * pf.gravity), *gyro], atol=1e-12)
+    assert not np.any(np.asarray(d_int.int_p)) and not np.any(np.asarray(d_int.int_R))
+
+    R = so3.exp(jnp.asarray([0.1, -0.05, 0.3]))
+    st = VehicleState(p=ref.p, v=jnp.zeros(3), R=R, omega=w, rotor_speed=speeds, alpha=pf.alpha, beta=pf.beta)
+    wrench, _ = primary_axis_wrench(ctrl, pf, st, integ, ref)
+    d = np.asarray(R).T @ np.array([0.0, 0, 1])
+    K_R, K_w = np.asarray(ctrl.K_R), np.asarray(ctrl.K_w)
+    k_n = RELAXED_AXIS_GAIN * (K_R[0] + K_R[1]) / (K_w[0] + K_w[1])
+    w_d = np.dot(w, d) * d + k_n * np.cross([0, 0, 1.0], d)
+    tau = -RELAXED_RATE_GAIN * K_w * (np.asarray(w) - w_d) + np.cross(np.asarray(w), J @ np.asarray(w) + [0, 0, h])
+    np.testing.assert_allclose(np.asarray(wrench[3:]), tau, atol=1e-12)
+    np.testing.assert_allclose(float(wrench[2]), float(pf.mass * pf.gravity) / max(d[2], 0.5), rtol=1e-12)
+
+
+def test_mean_tilt_of_a_cone_is_its_axis():
+    """mean_tilt: body z on a cone of half-angle 0.2 rad about the vertical, sampled over whole revolutions, has a
+    mean axis tilt of 0 (the largest tilt is 0.2); a constant tilt of 0.03 rad about x is 0.03; samples before
+    t_from do not count."""
+    from jaxrotor import so3
+    from jaxrotor.verdict import mean_tilt
+
+    t = jnp.linspace(0.0, 2.0, 401)
+    psi = 2 * jnp.pi * 5 * t[:-1]  # 10 whole revolutions on the 400 samples
+    R = jax.vmap(lambda a: so3.exp(jnp.stack([0.2 * jnp.cos(a), 0.2 * jnp.sin(a), 0.0])))(psi)
+    R = jnp.concatenate([jnp.broadcast_to(so3.exp(jnp.asarray([1.0, 0, 0])), (1, 3, 3)), R])  # one bad early sample
+    tr = type("T", (), {"t": t, "R": R, "R_ref": jnp.broadcast_to(jnp.eye(3), R.shape)})()
+    assert float(mean_tilt(tr, 0.001)) < 1e-12
+    assert float(mean_tilt(tr, 0.0)) > 1e-3
+    tr.R = jnp.broadcast_to(so3.exp(jnp.asarray([0.03, 0, 0])), R.shape)
+    assert float(mean_tilt(tr, 0.0)) == pytest.approx(0.03, rel=1e-9)
