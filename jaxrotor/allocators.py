@@ -52,6 +52,8 @@ class AllocationData(eqx.Module):
         collective: ``(n,)`` torque-free input direction (hover input / its max).
         u_min: ``(n,)`` lower input bounds [rad^2/s^2].
         u_max: ``(n,)`` upper input bounds [rad^2/s^2].
+        relaxed: the :class:`~jaxrotor.relaxed.RelaxedHover` of each single rotor loss (a quadrotor flying with
+            faults, :meth:`jaxrotor.flight.Flight.allocation_data`), or ``None``.
     """
 
     G: Float[Array, "6 n"]
@@ -59,6 +61,7 @@ class AllocationData(eqx.Module):
     collective: Float[Array, " n"]
     u_min: Float[Array, " n"]
     u_max: Float[Array, " n"]
+    relaxed: object = None
 
 
 class Allocation(eqx.Module):

@@ -310,6 +310,15 @@ def rotor_momentum(platform: Platform, rotor_speed: Float[Array, " n"]) -> Float
     return jnp.sum((platform.J_r * (-platform.kappa) * rotor_speed)[:, None] * z, axis=0)
 
 
+def relaxed_force(ctrl: AbstractController, platform: Platform, state: VehicleState, integral: IntegralState,
+                  ref: RefSample) -> Float[Array, "3"]:
+    """``(3,)`` world force [N] the relaxed hover's position loop asks: ``m (g e3 + a_r + k_p K_p e_p + k_v K_v
+    e_v)`` (:data:`RELAXED_POSITION_GAIN`, :data:`RELAXED_VELOCITY_GAIN`; no integral)."""
+    gains = (RELAXED_POSITION_GAIN * ctrl.K_p, RELAXED_VELOCITY_GAIN * ctrl.K_v, jnp.zeros_like(ctrl.K_pi))
+    relaxed = eqx.tree_at(lambda c: (c.K_p, c.K_v, c.K_pi), ctrl, gains)
+    return _desired_force(relaxed, platform, state, integral, ref)[0]
+
+
 def primary_axis_wrench(ctrl: AbstractController, platform: Platform, state: VehicleState, integral: IntegralState,
                         ref: RefSample, axis: Float[Array, "3"] | None = None
                         ) -> tuple[Float[Array, "6"], IntegralState]:
@@ -341,9 +350,8 @@ def primary_axis_wrench(ctrl: AbstractController, platform: Platform, state: Veh
     Returns:
         ``(wrench_b (6,) [N, N m], d integral / dt)`` (the integrators hold still).
     """
-    gains = (RELAXED_POSITION_GAIN * ctrl.K_p, RELAXED_VELOCITY_GAIN * ctrl.K_v, jnp.zeros_like(ctrl.K_pi))
-    relaxed = eqx.tree_at(lambda c: (c.K_p, c.K_v, c.K_pi), ctrl, gains)
-    f_w, e_p = _desired_force(relaxed, platform, state, integral, ref)
+    f_w = relaxed_force(ctrl, platform, state, integral, ref)
+    e_p = ref.p - state.p
     e3 = jnp.zeros(3, dtype=f_w.dtype).at[2].set(1.0)
     d = state.R.T @ safe_normalize(f_w, e3)
     w = state.omega

@@ -237,7 +237,16 @@ class Flight(eqx.Module):
         """The allocator's geometry, prepared once when it is constant (``None`` when the tilt moves in flight)."""
         if platform.is_tilting and (self.tilt_command is not None or self.allocator.decides_tilt):
             return None
-        return self.allocator.prepare(platform)
+        data = self.allocator.prepare(platform)
+        if (self.faults is not None and self.faults.release_yaw != "never" and platform.n_rotors == 4
+                and not platform.is_tilting):  # static: a quadrotor that may lose a rotor and spin
+            from .relaxed import relaxed_table
+
+            lag = self.actuators.motor.lag_time_constant()
+            lag = RELAXED_MOTOR_LAG if lag is None else lag
+            data = eqx.tree_at(lambda d: d.relaxed, data, relaxed_table(platform, data.G, lag, RELAXED_DT),
+                               is_leaf=lambda x: x is None)
+        return data
 
 
 def flight_computer(platform: Platform, controller: AbstractController, flight: Flight, t, state: VehicleState,
@@ -276,11 +285,16 @@ def flight_computer(platform: Platform, controller: AbstractController, flight: 
     w_des = w_des - plan.held
     alloc = flight.allocator(plan.data, w_des)
     if flight.faults.release_yaw != "never":  # static: the yaw-released allocation once it is needed
-        if controller.required_rank == 4:  # static: a collinear vehicle may have to spin (relaxed hover)
+        spin_up = controller.required_rank == 4  # static: a collinear vehicle may have to spin (relaxed hover)
+        if spin_up:
             w_spin, d_spin = primary_axis_wrench(controller, vehicle, state, integral, ref)
             w_des = jnp.where(plan.spins, w_spin, w_des)
             d_integral = jax.tree.map(lambda a, b: jnp.where(plan.spins, a, b), d_spin, d_integral)
         relaxed = yaw_released_allocation(plan.data, w_des)
+        if spin_up and data.relaxed is not None:  # static: the spinning equilibrium's LQR once the spin is up
+            u_lqr, spun = _relaxed_inputs(controller, vehicle, state, integral, ref, data.relaxed, plan.lost)
+            lqr = allocation_record(plan.data.G, plan.data.u_min, plan.data.u_max, w_des, u_lqr)
+            relaxed = jax.tree.map(lambda a, b: jnp.where(plan.spins & spun, a, b), lqr, relaxed)
         alloc = jax.tree.map(lambda a, b: jnp.where(plan.released, a, b), relaxed, alloc)
     return RotorCommand(u=alloc.u, alpha=a_cmd, beta=b_cmd), d_integral, alloc, ref
 
@@ -329,12 +343,14 @@ class FaultPlan(eqx.Module):
         released: ``()`` bool: the yaw torque is given up (:func:`yaw_released_allocation`).
         spins: ``()`` bool: released, and the yaw-released hover leaves a remaining rotor idle, so a collinear
             vehicle flies the relaxed (spinning) hover of :func:`jaxrotor.control.primary_axis_wrench`.
+        lost: ``()`` int: the rotor with the least known effectiveness (the lost one of a single loss).
     """
 
     data: AllocationData
     held: Float[Array, "6"]
     released: Bool[Array, ""]
     spins: Bool[Array, ""]
+    lost: Array
 
 
 def fault_aware(faults: Faults, data: AllocationData, state: VehicleState, t) -> FaultPlan:
@@ -371,7 +387,8 @@ def fault_aware(faults: Faults, data: AllocationData, state: VehicleState, t) ->
     hover = G_pinv[:, 2]  # the inputs of a pure vertical force: the torque-free collective direction
     collective = hover / jnp.max(jnp.abs(hover))
     data_f = eqx.tree_at(lambda d: (d.G, d.G_pinv, d.collective), data, (G, G_pinv, collective))
-    return FaultPlan(data=data_f, held=held, released=released, spins=released & _must_spin(G, col))
+    return FaultPlan(data=data_f, held=held, released=released, spins=released & _must_spin(G, col),
+                     lost=jnp.argmin(col))
 
 
 def _rank(G):
@@ -403,3 +420,28 @@ def _must_spin(G, col):
     mean = jnp.sum(jnp.where(alive, hover, 0.0)) / jnp.maximum(jnp.sum(alive), 1)
     return jnp.min(jnp.where(alive, hover, jnp.inf)) < FULL_POSE_MARGIN * mean
 
+
+
+#: Discretisation step [s] of the relaxed hover's LQR design (:mod:`jaxrotor.relaxed`).
+RELAXED_DT = 0.002
+#: Motor lag [s] the relaxed hover's LQR assumes for a motor without one.
+RELAXED_MOTOR_LAG = 0.01
+#: Fraction of the equilibrium spin above which the relaxed hover's LQR takes over from the spin-up law.
+RELAXED_SWITCH = 0.8
+
+
+def _relaxed_inputs(controller, platform, state, integral, ref, table, lost):
+    """The LQR inputs of :func:`jaxrotor.relaxed.relaxed_command` for the known lost rotor, and whether the spin
+    about the desired force direction has reached :data:`RELAXED_SWITCH` of the equilibrium spin."""
+    from .control import relaxed_force
+    from .relaxed import relaxed_command
+
+    f_w = relaxed_force(controller, platform, state, integral, ref)
+    mg = platform.mass * platform.gravity
+    e3 = jnp.zeros(3, dtype=f_w.dtype).at[2].set(1.0)
+    d = state.R.T @ (f_w / jnp.maximum(jnp.linalg.norm(f_w), 1e-9 * mg))
+    d = jnp.where(jnp.linalg.norm(f_w) > 1e-9 * mg, d, state.R.T @ e3)
+    u = relaxed_command(table, lost, state.omega, d, state.rotor_speed, jnp.linalg.norm(f_w) / mg)
+    spin = jnp.dot(state.omega, d)
+    target = table.spin[lost] * jnp.dot(table.axis[lost], d)
+    return u, spin * jnp.sign(target) >= RELAXED_SWITCH * jnp.abs(target)

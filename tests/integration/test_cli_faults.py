@@ -46,10 +46,10 @@ def test_paper_hexarotor_loss_on_both_layers(tmp_path):
 
 def test_quadrotor_relaxed_hover_agrees_and_never_releasing_falls(tmp_path):
     """The F450 quadrotor loses rotor 1: the level analysis allows a hover with the opposite rotor idle and the
-    yaw released. With the yaw released the flight computer flies the relaxed hover (it spins, its mean thrust
-    axis held within 0.05 rad of the vertical and the position within 0.1 m from 3 s after the loss, while the
-    body z axis runs on a cone wider than that; flown longer, the growing spin loses it: docs/faults.md);
-    allocating the whole wrench (`--release-yaw never`) it falls, the report says so and exits 1."""
+    yaw released. With the yaw released the flight computer spins up and flies the relaxed hover's LQR (its mean
+    thrust axis held within 0.05 rad of the vertical and the position within 0.1 m from 3 s after the loss, while
+    the body z axis cones by the primary axis' tilt, 0.2 rad); allocating the whole wrench (`--release-yaw
+    never`) it falls, the report says so and exits 1."""
     res = _run(str(ROOT / "configs" / "faults_f450.toml"), "--no-physics", "--rotors", "1", "--out", str(tmp_path),
                "--no-figures")
     assert res.exit_code == 0, res.output
