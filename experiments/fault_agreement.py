@@ -9,10 +9,9 @@ analysis predicts (:func:`jaxrotor.analysis.rotor_loss`: ``RotorLoss.outcome``):
 * the paper hexarotor (``configs/paper_reproduction.toml``, Table III gains, unbounded pseudo-inverse);
 * the S550 flat hexa-X (``configs/faults_s550.toml``, built from its parts, first-order motors, auto gains);
 * the cant-tilted ``CS_a0-Ted_6R`` (``configs/cs_a0_ted_6r.toml``, torque priority, 30 ms motors);
-* the F450 quadrotor (``configs/faults_f450.toml``), reported apart: its level analysis allows a hover with the
-  rotor opposite the lost one idle and the yaw released; the flight computer flies a spinning relaxed hover
-  (:func:`jaxrotor.control.primary_axis_wrench`) that holds through the judged window but not for long after
-  (its spin grows without yaw damping: docs/faults.md), and with ``release_yaw = "never"`` it falls;
+* the F450 quadrotor (``configs/faults_f450.toml``, both layers): its level analysis allows a hover with the
+  rotor opposite the lost one idle and the yaw released; the flight computer flies the spinning relaxed hover
+  (:mod:`jaxrotor.relaxed`), and with ``release_yaw = "never"`` it falls;
 * ten random hexarotors: the paper hexarotor's arms, mass and rotors with per-rotor cant ``alpha_i`` drawn in
   ``+-[10, 40] deg`` and dihedral ``beta_i`` in ``[0, 20] deg`` (seed ``--seed``), each with a level hover
   within its bounds and rank 6, flown as the paper hexarotor is (Table III gains: the same mass and inertia).
@@ -24,7 +23,8 @@ designs on the analytic layer. Writes ``fault_agreement.json`` and ``fault_agree
 every loss, analysis against flight) into ``--out``.
 
 Checks (exit 1 if any fails): every flown outcome of the three hexarotors equals the analysis' (18 losses per
-layer), and of the ten random designs (60 losses).
+layer), the F450's (4 per layer) and, with ``release_yaw = "never"``, the F450 is lost (4), and of the ten
+random designs (60 losses).
 
 Run::
 
@@ -147,12 +147,17 @@ def main(argv: list[str] | None = None) -> int:
     quad = None
     if not args.quick:
         conf = load(ROOT / "configs" / QUAD)
-        quad = fly_design(conf, out / "f450", False, t_fault)
+        quad = fly_design(conf, out / "f450", physics, t_fault)
         never = rotor_loss_report(conf, out / "f450_never", physics=False, time=t_fault, release_yaw="never",
                                   echo=lambda *_: None, progress=False, figures=False)
         print(report_table(quad), flush=True)
         print("F450 with release_yaw = never: " + ", ".join(r["analytic"] for r in never["rotors"]))
         results["f450 (quadrotor)"] = quad
+        for layer in ("analytic",) + (("physics",) if physics else ()):
+            agree = sum(r[layer] == r["analysis"] for r in quad["rotors"])
+            checks.add(f"F450 losses whose {layer} outcome (relaxed hover) equals the analysis'", agree, "==", 4)
+        checks.add("F450 losses lost with release_yaw = never", sum(r["analytic"] == "lost" for r in never["rotors"]),
+                   "==", 4)
 
     paper = load(ROOT / "configs" / "paper_reproduction.toml")
     base = dataclasses.replace(paper, compare=None)

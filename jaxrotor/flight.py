@@ -234,7 +234,12 @@ class Flight(eqx.Module):
         return tuple(commanded), tuple(applied)
 
     def allocation_data(self, platform: Platform) -> AllocationData | None:
-        """The allocator's geometry, prepared once when it is constant (``None`` when the tilt moves in flight)."""
+        """The allocator's geometry, prepared once when it is constant (``None`` when the tilt moves in flight).
+
+        For a fixed-tilt quadrotor flying with faults (and yaw release allowed) it carries the relaxed hover of
+        each single rotor loss (:func:`jaxrotor.relaxed.relaxed_table`, with the motor's lag, or
+        :data:`RELAXED_MOTOR_LAG` for a motor without one, discretised at :data:`RELAXED_DT`).
+        """
         if platform.is_tilting and (self.tilt_command is not None or self.allocator.decides_tilt):
             return None
         data = self.allocator.prepare(platform)
@@ -413,12 +418,15 @@ def _must_spin(G, col):
     """Whether the yaw-released hover of the remaining rotors leaves one of them idle: the minimum-norm inputs
     for a pure vertical force with no roll or pitch torque (rows ``f_z, tau_x, tau_y`` of the fault-scaled
     ``G``) put a remaining rotor below :data:`~jaxrotor.faults.FULL_POSE_MARGIN` of their mean. A quadrotor
-    that lost a rotor: the opposite one idles, its torque is one-sided, and only a spin holds the attitude."""
+    that lost a rotor: the opposite one idles, its torque is one-sided, and only a spin holds the attitude.
+    Only for a collinear vehicle (no lateral force rows in ``G``): the relaxed-hover laws assume thrust along
+    body ``z``."""
     hover = jnp.linalg.pinv(G[jnp.asarray([2, 3, 4])])[:, 0]
     alive = col > 0
     hover = hover * jnp.sign(jnp.sum(hover))
     mean = jnp.sum(jnp.where(alive, hover, 0.0)) / jnp.maximum(jnp.sum(alive), 1)
-    return jnp.min(jnp.where(alive, hover, jnp.inf)) < FULL_POSE_MARGIN * mean
+    collinear = jnp.max(jnp.abs(G[:2])) <= 1e-9 * jnp.max(jnp.abs(G[2]))  # every rotor along body z
+    return (jnp.min(jnp.where(alive, hover, jnp.inf)) < FULL_POSE_MARGIN * mean) & collinear
 
 
 
