@@ -397,9 +397,10 @@ def fault_aware(faults: Faults, data: AllocationData, state: VehicleState, t) ->
 
 
 def _rank(G):
-    """Numerical rank of ``G`` (singular values above ``1e-9`` of the largest), traced."""
+    """Numerical rank of ``G`` (singular values above ``max(1e-9, 100 eps)`` of the largest, ``eps`` of ``G``'s
+    dtype: a lost rotor's zero column leaves a singular value near ``eps`` in float32), traced."""
     sv = jnp.linalg.svd(G, compute_uv=False)
-    return jnp.sum(sv > 1e-9 * sv[0])
+    return jnp.sum(sv > max(1e-9, 100 * float(jnp.finfo(G.dtype).eps)) * sv[0])
 
 
 def _needs_yaw_release(G0, G, G_pinv, col):
@@ -425,7 +426,7 @@ def _must_spin(G, col):
     alive = col > 0
     hover = hover * jnp.sign(jnp.sum(hover))
     mean = jnp.sum(jnp.where(alive, hover, 0.0)) / jnp.maximum(jnp.sum(alive), 1)
-    collinear = jnp.max(jnp.abs(G[:2])) <= 1e-9 * jnp.max(jnp.abs(G[2]))  # every rotor along body z
+    collinear = jnp.max(jnp.abs(G[:2])) <= 1e-5 * jnp.max(jnp.abs(G[2]))  # every rotor along body z (float32 too)
     return (jnp.min(jnp.where(alive, hover, jnp.inf)) < FULL_POSE_MARGIN * mean) & collinear
 
 

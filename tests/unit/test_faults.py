@@ -342,3 +342,18 @@ def test_mean_tilt_of_a_cone_is_its_axis():
     assert float(mean_tilt(tr, 0.0)) > 1e-3
     tr.R = jnp.broadcast_to(so3.exp(jnp.asarray([0.03, 0, 0])), R.shape)
     assert float(mean_tilt(tr, 0.0)) == pytest.approx(0.03, rel=1e-9)
+
+
+@pytest.mark.parametrize("dtype", [jnp.float64, jnp.float32])
+def test_a_lost_quadrotor_rotor_drops_the_rank_in_either_precision(dtype):
+    """The F450 losing rotor 2: G keeps rank 3 of 4 (its zero column leaves a singular value near eps in float32,
+    which the rank threshold follows), so the flight computer releases yaw and must spin in both precisions."""
+    from jaxrotor.allocators import prepare_allocation
+    from jaxrotor.design.presets import PRESETS
+    from jaxrotor.flight import _must_spin, _needs_yaw_release, _rank
+
+    G0 = jnp.asarray(prepare_allocation(PRESETS["f450"]()).G, dtype)
+    col = (jnp.arange(4) != 1).astype(dtype)
+    G = G0 * col
+    assert int(_rank(G0)) == 4 and int(_rank(G)) == 3
+    assert bool(_needs_yaw_release(G0, G, jnp.linalg.pinv(G), col)) and bool(_must_spin(G, col))
