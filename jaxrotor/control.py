@@ -344,7 +344,10 @@ def primary_axis_wrench(ctrl: AbstractController, platform: Platform, state: Veh
 
     Args:
         ctrl: the vehicle's controller (its ``K_p``, ``K_v``, ``K_R``, ``K_w``).
-        platform, state, integral, ref: as for a controller call.
+        platform: the vehicle (its mass, inertia and rotor spin inertias).
+        state: the (measured) vehicle state.
+        integral: the controller's integrator states (read by the position loop, not advanced).
+        ref: the reference sample (position, velocity, acceleration).
         axis: ``(3,)`` unit primary axis in the body frame (``None``: ``e3``).
 
     Returns:
