@@ -319,8 +319,14 @@ def relaxed_force(ctrl: AbstractController, platform: Platform, state: VehicleSt
     return _desired_force(relaxed, platform, state, integral, ref)[0]
 
 
+def force_direction(R: Float[Array, "3 3"], f_w: Float[Array, "3"]) -> Float[Array, "3"]:
+    """``(3,)`` ``d = R^T f_w / |f_w|``: the world force's direction in the body frame (``R^T e3`` for a zero
+    force)."""
+    return R.T @ safe_normalize(f_w, jnp.zeros(3, dtype=f_w.dtype).at[2].set(1.0))
+
+
 def primary_axis_wrench(ctrl: AbstractController, platform: Platform, state: VehicleState, integral: IntegralState,
-                        ref: RefSample, axis: Float[Array, "3"] | None = None
+                        ref: RefSample, axis: Float[Array, "3"] | None = None, f_w: Float[Array, "3"] | None = None
                         ) -> tuple[Float[Array, "6"], IntegralState]:
     """Relaxed hover: the law of a collinear vehicle that gave up its yaw torque and spins.
 
@@ -349,14 +355,15 @@ def primary_axis_wrench(ctrl: AbstractController, platform: Platform, state: Veh
         integral: the controller's integrator states (read by the position loop, not advanced).
         ref: the reference sample (position, velocity, acceleration).
         axis: ``(3,)`` unit primary axis in the body frame (``None``: ``e3``).
+        f_w: ``(3,)`` the position loop's force [N] when already computed (``None``: :func:`relaxed_force`).
 
     Returns:
         ``(wrench_b (6,) [N, N m], d integral / dt)`` (the integrators hold still).
     """
-    f_w = relaxed_force(ctrl, platform, state, integral, ref)
-    e_p = ref.p - state.p
+    if f_w is None:
+        f_w = relaxed_force(ctrl, platform, state, integral, ref)
     e3 = jnp.zeros(3, dtype=f_w.dtype).at[2].set(1.0)
-    d = state.R.T @ safe_normalize(f_w, e3)
+    d = force_direction(state.R, f_w)
     w = state.omega
     n = e3 if axis is None else axis
     k_n = RELAXED_AXIS_GAIN * (ctrl.K_R[0] + ctrl.K_R[1]) / jnp.maximum(ctrl.K_w[0] + ctrl.K_w[1], 1e-12)
@@ -365,5 +372,5 @@ def primary_axis_wrench(ctrl: AbstractController, platform: Platform, state: Veh
     tau = -RELAXED_RATE_GAIN * ctrl.K_w * (w - w_d) + jnp.cross(w, platform.inertia @ w + h)
     thrust = jnp.linalg.norm(f_w) / jnp.maximum(d[2], 0.5)
     f_b = jnp.zeros(3, dtype=f_w.dtype).at[2].set(thrust)
-    zero = jnp.zeros_like(e_p)
+    zero = jnp.zeros_like(f_w)
     return jnp.concatenate([f_b, tau]), IntegralState(int_p=zero, int_R=zero)

@@ -30,7 +30,7 @@ from jaxtyping import Bool, Float
 
 from .allocation import allocation_rank
 from .allocators import AbstractAllocator, Allocation, AllocationData, BoxLS, PseudoInverse, allocation_record
-from .control import primary_axis_wrench, AbstractController
+from .control import AbstractController, force_direction, primary_axis_wrench, relaxed_force
 from .design.platform import TILT_ANGLES, Platform, is_concrete
 from .dynamics import Actuators, IdealServo, RotorCommand, VehicleState, initial_state
 from .faults import FULL_POSE_MARGIN, Faults, known_effectiveness, known_stuck
@@ -292,12 +292,13 @@ def flight_computer(platform: Platform, controller: AbstractController, flight: 
     if flight.faults.release_yaw != "never":  # static: the yaw-released allocation once it is needed
         spin_up = controller.required_rank == 4  # static: a collinear vehicle may have to spin (relaxed hover)
         if spin_up:
-            w_spin, d_spin = primary_axis_wrench(controller, vehicle, state, integral, ref)
+            f_relaxed = relaxed_force(controller, vehicle, state, integral, ref)
+            w_spin, d_spin = primary_axis_wrench(controller, vehicle, state, integral, ref, f_w=f_relaxed)
             w_des = jnp.where(plan.spins, w_spin, w_des)
             d_integral = jax.tree.map(lambda a, b: jnp.where(plan.spins, a, b), d_spin, d_integral)
         relaxed = yaw_released_allocation(plan.data, w_des)
         if spin_up and data.relaxed is not None:  # static: the spinning equilibrium's LQR once the spin is up
-            u_lqr, spun = _relaxed_inputs(controller, vehicle, state, integral, ref, data.relaxed, plan.lost)
+            u_lqr, spun = _relaxed_inputs(vehicle, state, f_relaxed, data.relaxed, plan.lost)
             lqr = allocation_record(plan.data.G, plan.data.u_min, plan.data.u_max, w_des, u_lqr)
             relaxed = jax.tree.map(lambda a, b: jnp.where(plan.spins & spun, a, b), lqr, relaxed)
         alloc = jax.tree.map(lambda a, b: jnp.where(plan.released, a, b), relaxed, alloc)
@@ -407,12 +408,16 @@ def _needs_yaw_release(G0, G, G_pinv, col):
     """Whether the faults leave ``G`` less rank than ``G0`` had, or no minimum-norm inputs for a pure vertical
     force with every remaining rotor at :data:`jaxrotor.faults.FULL_POSE_MARGIN` of their mean or more: full
     pose is then out of reach (a rotor idle at hover has no authority left on one side)."""
-    hover = G_pinv[:, 2]
+    return (_rank(G) < _rank(G0)) | _idle_rotor(G_pinv[:, 2], col)
+
+
+def _idle_rotor(hover, col):
+    """Whether the hover inputs ``hover`` ``(n,)`` (sign-normalised) put a remaining rotor (``col > 0``) below
+    :data:`jaxrotor.faults.FULL_POSE_MARGIN` of the remaining rotors' mean."""
     alive = col > 0
     hover = hover * jnp.sign(jnp.sum(hover))
     mean = jnp.sum(jnp.where(alive, hover, 0.0)) / jnp.maximum(jnp.sum(alive), 1)
-    low = jnp.min(jnp.where(alive, hover, jnp.inf)) < FULL_POSE_MARGIN * mean
-    return (_rank(G) < _rank(G0)) | low
+    return jnp.min(jnp.where(alive, hover, jnp.inf)) < FULL_POSE_MARGIN * mean
 
 
 def _must_spin(G, col):
@@ -423,12 +428,8 @@ def _must_spin(G, col):
     Only for a collinear vehicle (no lateral force rows in ``G``): the relaxed-hover laws assume thrust along
     body ``z``."""
     hover = jnp.linalg.pinv(G[jnp.asarray([2, 3, 4])])[:, 0]
-    alive = col > 0
-    hover = hover * jnp.sign(jnp.sum(hover))
-    mean = jnp.sum(jnp.where(alive, hover, 0.0)) / jnp.maximum(jnp.sum(alive), 1)
     collinear = jnp.max(jnp.abs(G[:2])) <= 1e-5 * jnp.max(jnp.abs(G[2]))  # every rotor along body z (float32 too)
-    return (jnp.min(jnp.where(alive, hover, jnp.inf)) < FULL_POSE_MARGIN * mean) & collinear
-
+    return _idle_rotor(hover, col) & collinear
 
 
 #: Discretisation step [s] of the relaxed hover's LQR design (:mod:`jaxrotor.relaxed`).
@@ -439,17 +440,14 @@ RELAXED_MOTOR_LAG = 0.01
 RELAXED_SWITCH = 0.8
 
 
-def _relaxed_inputs(controller, platform, state, integral, ref, table, lost):
-    """The LQR inputs of :func:`jaxrotor.relaxed.relaxed_command` for the known lost rotor, and whether the spin
-    about the desired force direction has reached :data:`RELAXED_SWITCH` of the equilibrium spin."""
-    from .control import relaxed_force
+def _relaxed_inputs(platform, state, f_w, table, lost):
+    """The LQR inputs of :func:`jaxrotor.relaxed.relaxed_command` for the known lost rotor, given the relaxed
+    position loop's force ``f_w`` (:func:`jaxrotor.control.relaxed_force`), and whether the spin about the desired
+    force direction has reached :data:`RELAXED_SWITCH` of the equilibrium spin."""
     from .relaxed import relaxed_command
 
-    f_w = relaxed_force(controller, platform, state, integral, ref)
     mg = platform.mass * platform.gravity
-    e3 = jnp.zeros(3, dtype=f_w.dtype).at[2].set(1.0)
-    d = state.R.T @ (f_w / jnp.maximum(jnp.linalg.norm(f_w), 1e-9 * mg))
-    d = jnp.where(jnp.linalg.norm(f_w) > 1e-9 * mg, d, state.R.T @ e3)
+    d = force_direction(state.R, f_w)
     u = relaxed_command(table, lost, state.omega, d, state.rotor_speed, jnp.linalg.norm(f_w) / mg)
     spin = jnp.dot(state.omega, d)
     target = table.spin[lost] * jnp.dot(table.axis[lost], d)
