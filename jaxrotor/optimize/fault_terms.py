@@ -10,7 +10,12 @@ design, one value ``v_j`` per lost rotor ``j = 0 .. n-1``, and aggregates the wo
   ``v_j = sqrt(mean_k |e_p(t_k)|^2) + w_R sqrt(mean_k (e_R,x(t_k)^2 + e_R,y(t_k)^2))`` over the saved
   times ``t_k >= t_fault`` [m]: position error (eq. 14) plus ``w_R = attitude_weight`` [m/rad] times
   the roll and pitch error against the reference attitude (eq. 15; yaw is left out because the flight
-  computer may give it up). Smaller is better (``sense = +1``).
+  computer may give it up), plus ``w_s |a_z|`` (``w_s = spin_weight`` [m s^2/rad]) with ``a_z`` the yaw
+  rate's trend after the fault (:func:`jaxrotor.verdict.yaw_rate_trend` over ``t_k >= t_fault``): a vehicle
+  whose remaining rotors cannot cancel their yaw torque (a cant-tilted star hexarotor on five rotors) spins
+  up without bound at about ``tau_z / J_zz`` while it holds position, and ``spin_weight`` makes the objective
+  see it. Smaller is better
+  (``sense = +1``).
 * ``measure = "hover_margin"``: the static hover margin after the loss of rotor ``j``, the value ``r_j``
   of the linear program behind :func:`jaxrotor.analysis.rotor_loss_margin` (``max s`` s.t. the remaining
   rotors give zero moment, ``mean x = 1``, ``x_i >= s``; attitude free, input bounds not used), per
@@ -51,6 +56,7 @@ from ..loop import fly
 from ..metrics import position_error, reference_orientation_error
 from ..numerics import safe_sqrt
 from ..reference import Hover
+from ..verdict import yaw_rate_trend
 from ..registry import Option, register
 from .terms import AbstractMeasureTerm
 
@@ -103,6 +109,8 @@ def _positive_number(x) -> bool:
     "detection_delay": Option(float, ge=0, unit="s", doc="time until the flight computer knows of the loss"),
     "duration": Option(float, gt=0, unit="s", doc="hover flown after the fault (tracking, reference = hover)"),
     "attitude_weight": Option(float, ge=0, unit="m/rad", doc="weight of the roll and pitch RMS error"),
+    "spin_weight": Option(float, ge=0, unit="m s^2/rad", doc="weight of the yaw rate's trend after the fault "
+                          "(a spin-up: the yaw torque the remaining rotors cannot cancel)"),
     "reference": Option(str, choices=FAULT_REFERENCES, doc="hover: hold the flight's start point; flight: fly "
                         "the design's own reference"),
     "release_yaw": Option(str, choices=YAW_POLICIES, doc="the flight computer's yaw policy after the known loss")})
@@ -134,6 +142,8 @@ class WorstRotorLoss(AbstractMeasureTerm):
         detection_delay: time [s] from the loss until the flight computer knows of it (static, >= 0).
         duration: hover flown after the fault [s] (static; ``reference="hover"``).
         attitude_weight: ``w_R`` [m/rad] on the roll and pitch RMS error (static, >= 0).
+        spin_weight: ``w_s`` [m s^2/rad] on ``|a_z|``, the yaw rate's trend after the fault [rad/s^2]
+            (static, >= 0).
         reference: ``"hover"``: hold the design flight's start point and heading for ``time + duration``;
             ``"flight"``: the design's own flight (reference, horizon, initial state) (static).
         release_yaw: the flight computer's yaw policy after the known loss (:data:`~jaxrotor.faults.YAW_POLICIES`).
@@ -147,6 +157,7 @@ class WorstRotorLoss(AbstractMeasureTerm):
     detection_delay: float = eqx.field(static=True, default=0.05)
     duration: float = eqx.field(static=True, default=2.0)
     attitude_weight: float = eqx.field(static=True, default=0.0)
+    spin_weight: float = eqx.field(static=True, default=0.0)
     reference: str = eqx.field(static=True, default="hover")
     release_yaw: str = eqx.field(static=True, default="auto")
     name: ClassVar[str] = "worst_rotor_loss"
@@ -154,7 +165,7 @@ class WorstRotorLoss(AbstractMeasureTerm):
     def __init__(self, measure: str = "tracking", aggregate: str = "max", temperature: float = 1e-3,
                  cvar_alpha: float = 1.0 / 3.0, time: float = 1.0, detection_delay: float = 0.05,
                  duration: float = 2.0, attitude_weight: float = 0.0, reference: str = "hover",
-                 release_yaw: str = "auto"):
+                 release_yaw: str = "auto", spin_weight: float = 0.0):
         if measure not in FAULT_MEASURES:
             raise _err("measure", measure, "unknown measure", "use 'tracking' (a flight per lost rotor) or "
                        "'hover_margin' (the static zero-moment margin per lost rotor)")
@@ -181,10 +192,13 @@ class WorstRotorLoss(AbstractMeasureTerm):
         if not (isinstance(attitude_weight, (int, float)) and math.isfinite(attitude_weight) and attitude_weight >= 0):
             raise _err("attitude_weight", attitude_weight, "a weight is finite and >= 0",
                        "give e.g. 0.1 m/rad, or 0 for position only")
+        if not (isinstance(spin_weight, (int, float)) and math.isfinite(spin_weight) and spin_weight >= 0):
+            raise _err("spin_weight", spin_weight, "a weight is finite and >= 0",
+                       "give e.g. 0.01 m s^2/rad (1 cm per rad/s^2 of spin-up), or 0 to leave the spin out")
         self.measure_kind, self.aggregate, self.reference, self.release_yaw = measure, aggregate, reference, release_yaw
         self.temperature, self.cvar_alpha = float(temperature), float(cvar_alpha)
         self.time, self.detection_delay, self.duration = float(time), float(detection_delay), float(duration)
-        self.attitude_weight = float(attitude_weight)
+        self.attitude_weight, self.spin_weight = float(attitude_weight), float(spin_weight)
 
     # ------------------------------------------------------------------ interface
 
@@ -266,8 +280,9 @@ class WorstRotorLoss(AbstractMeasureTerm):
         return dataclasses.replace(flight, reference=hover, t1=None, state0=None, faults=faults)
 
     def tracking_value(self, traj, t_fault: float) -> tuple[Float[Array, ""], Array]:
-        """``(v, bad)`` of one rotor-loss trajectory: ``sqrt(mean |e_p|^2) + w_R sqrt(mean (e_x^2 + e_y^2))``
-        over the saved times ``t_k >= t_fault`` [m], and whether the flight diverged or gave non-finite errors
+        """``(v, bad)`` of one rotor-loss trajectory: ``sqrt(mean |e_p|^2) + w_R sqrt(mean (e_x^2 + e_y^2)) +
+        w_s |a_z|`` over the saved times ``t_k >= t_fault`` [m] (``a_z``: :func:`jaxrotor.verdict.yaw_rate_trend`),
+        and whether the flight diverged or gave non-finite errors
         (then ``v`` is computed on zeros)."""
         window = traj.t >= t_fault - 1e-9
         e_p = position_error(traj)
@@ -278,7 +293,11 @@ class WorstRotorLoss(AbstractMeasureTerm):
         count = jnp.maximum(jnp.sum(window), 1)
         ms_p = jnp.sum(jnp.where(window, jnp.sum(e_p**2, axis=-1), 0.0)) / count
         ms_R = jnp.sum(jnp.where(window, jnp.sum(e_R**2, axis=-1), 0.0)) / count
-        return safe_sqrt(ms_p) + self.attitude_weight * safe_sqrt(ms_R), bad
+        value = safe_sqrt(ms_p) + self.attitude_weight * safe_sqrt(ms_R)
+        if self.spin_weight:  # static
+            trend = yaw_rate_trend(dataclasses.replace(traj, omega=jnp.where(bad, 0.0, traj.omega)), window)
+            value = value + self.spin_weight * safe_sqrt(trend**2)
+        return value, bad
 
     def _tracking_one(self, design, rotor):
         flight = self.fault_flight(design, rotor)

@@ -45,6 +45,11 @@ def test_gradient_in_the_cant_matches_central_differences(design):
     g = float(jax.jit(jax.grad(lambda a: term.measure(_at(design, a))))(jnp.asarray(a0)))
     fd = (float(f(a0 + h)) - float(f(a0 - h))) / (2 * h)
     assert abs(g) > 1e-4 and g == pytest.approx(fd, rel=1e-6)
+    spin = ob.WorstRotorLoss(**KW, spin_weight=0.01)  # with the yaw rate's trend: |a_z| is smooth away from 0
+    fs = jax.jit(lambda a: spin.measure(_at(design, a)))
+    gs = float(jax.jit(jax.grad(lambda a: spin.measure(_at(design, a))))(jnp.asarray(a0)))
+    fds = (float(fs(a0 + h)) - float(fs(a0 - h))) / (2 * h)
+    assert abs(gs - g) > 1e-3 and gs == pytest.approx(fds, rel=1e-6)
     margin = ob.WorstRotorLoss(measure="hover_margin")
     fm = jax.jit(lambda a: margin.measure(_at(design, a)))
     gm = float(jax.grad(fm)(jnp.asarray(a0)))
@@ -65,15 +70,20 @@ def test_aggregates_equal_the_losses_flown_one_at_a_time(design):
     def one(rotor):  # the loss of one rotor, flown alone
         return jr.fly(d.platform, d.controller, term.fault_flight(d, rotor))
 
-    alone = []
+    alone, trends = [], []
     for j in range(6):
         tr = one(jnp.asarray(j))
         late = np.asarray(tr.t) >= 0.3 - 1e-9
         e_p = np.asarray(tr.p_ref - tr.p)[late]
         e_R = np.asarray(jr.metrics.reference_orientation_error(tr))[late, :2]
         alone.append(np.sqrt(np.mean(np.sum(e_p**2, 1))) + 0.1 * np.sqrt(np.mean(np.sum(e_R**2, 1))))
-    alone = np.array(alone)
+        trends.append(np.polyfit(np.asarray(tr.t)[late], np.asarray(tr.omega)[late, 2], 1)[0])  # yaw spin-up
+    alone, trends = np.array(alone), np.array(trends)
     np.testing.assert_allclose(values, alone, rtol=1e-9, atol=0)  # the same flights, batched or alone
+    # spin_weight adds w_s |a_z|: the paper hexarotor spins up after every loss (its yaw torque is not cancelled)
+    assert np.all(np.abs(trends) > 1.0)
+    spun = np.asarray(jax.jit(ob.WorstRotorLoss(**KW, spin_weight=0.01).values)(d)[0])
+    np.testing.assert_allclose(spun, alone + 0.01 * np.abs(trends), rtol=1e-9, atol=0)
     v = values  # the aggregates by hand, of the values the term aggregates
 
     T = 2e-3
@@ -116,6 +126,7 @@ cvar_alpha = 0.5
 time = 1.0
 detection_delay = 0.05
 attitude_weight = 0.1
+spin_weight = 0.01
 """
 
 
@@ -129,7 +140,7 @@ def test_the_table_loads():
     conf = _load(CONFIG)
     term = conf.problem.objective.term
     assert isinstance(term, ob.WorstRotorLoss) and term.aggregate == "cvar" and term.cvar_alpha == 0.5
-    assert term.attitude_weight == 0.1 and term.measure_kind == "tracking" and term.sense == 1
+    assert term.attitude_weight == 0.1 and term.spin_weight == 0.01 and term.measure_kind == "tracking" and term.sense == 1
     shipped = from_dict(read_toml(ROOT / "configs" / "optimize_fault_tolerance.toml"),
                         str(ROOT / "configs" / "optimize_fault_tolerance.toml"))
     assert isinstance(shipped.problem.objective.term, ob.WorstRotorLoss)
@@ -143,6 +154,7 @@ def test_the_table_loads():
     ("detection_delay = -0.1", "worst_rotor_loss.detection_delay` = -0.1"),
     ('reference = "circle"', "worst_rotor_loss.reference` = 'circle'"),
     ('release_yaw = "sometimes"', "worst_rotor_loss.release_yaw` = 'sometimes'"),
+    ("spin_weight = -0.01", "worst_rotor_loss.spin_weight` = -0.01"),
     ("rotor = 2", "worst_rotor_loss.rotor` = 2"),
     ('time = 9.0\nreference = "flight"', "`time` = 9.0"),
 ])
