@@ -474,15 +474,13 @@ def fault_outcome_code(traj: Trajectory, faults, *, settle: float | ArrayLike = 
 def yaw_rate_trend(traj: Trajectory, window) -> Array:
     """``()`` the least-squares slope [rad/s^2] of the body yaw rate ``omega_z`` over the samples where ``window``
     ``(T,)`` bool is true: ``sum_k (t_k - t_m)(omega_z,k - omega_m) / sum_k (t_k - t_m)^2`` (``t_m``, ``omega_m``
-    the window means). A vehicle whose yaw torque is not cancelled spins up at ``tau_z / J_zz``: this is that
-    rate; a steady spin gives 0. Pure JAX (traced windows, ``vmap``); differentiable in the trajectory."""
-    w = window.astype(traj.t.dtype)
-    count = jnp.maximum(jnp.sum(w), 1.0)
-    t_mean = jnp.sum(w * traj.t) / count
-    wz = jnp.where(window, traj.omega[:, 2], 0.0)
-    wz_mean = jnp.sum(w * wz) / count
+    the window means; ``sum_k (t_k - t_m) = 0`` drops ``omega_m``). A vehicle whose yaw torque is not cancelled
+    spins up at ``tau_z / J_zz``: this is that rate; a steady spin gives 0. Pure JAX (traced windows, ``vmap``);
+    differentiable in the trajectory."""
+    count = jnp.maximum(jnp.sum(window), 1)
+    t_mean = jnp.sum(jnp.where(window, traj.t, 0.0)) / count
     dt = jnp.where(window, traj.t - t_mean, 0.0)
-    return jnp.sum(dt * jnp.where(window, wz - wz_mean, 0.0)) / jnp.maximum(jnp.sum(dt**2), 1e-30)
+    return jnp.sum(dt * jnp.where(window, traj.omega[:, 2], 0.0)) / jnp.maximum(jnp.sum(dt**2), 1e-30)
 
 
 def _mean_tilt(traj: Trajectory, window) -> Array:

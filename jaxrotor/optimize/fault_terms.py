@@ -296,7 +296,7 @@ class WorstRotorLoss(AbstractMeasureTerm):
         value = safe_sqrt(ms_p) + self.attitude_weight * safe_sqrt(ms_R)
         if self.spin_weight:  # static
             trend = yaw_rate_trend(dataclasses.replace(traj, omega=jnp.where(bad, 0.0, traj.omega)), window)
-            value = value + self.spin_weight * safe_sqrt(trend**2)
+            value = value + self.spin_weight * jnp.abs(trend)
         return value, bad
 
     def _tracking_one(self, design, rotor):
