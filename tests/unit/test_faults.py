@@ -161,7 +161,7 @@ def test_fault_outcome_words(partial):
     assert fault_outcome(aware, cfg.flight) == "full_pose"
     yawed = dataclasses.replace(aware, R=aware.R @ so3.exp(jnp.asarray([0.0, 0.0, 0.3])))
     assert fault_outcome(yawed, cfg.flight) == "yaw_released"
-    rolled = dataclasses.replace(aware, R=aware.R @ so3.exp(jnp.asarray([0.3, 0.0, 0.0])))
+    rolled = dataclasses.replace(aware, R=aware.R @ so3.exp(jnp.asarray([0.2, 0.0, 0.0])))
     assert fault_outcome(rolled, cfg.flight) == "full_pose"  # a constant tilted attitude: the tilted hover
     rolled = dataclasses.replace(aware, R=aware.R @ so3.exp(jnp.asarray([0.7, 0.0, 0.0])))
     assert fault_outcome(rolled, cfg.flight) == "lost"  # beyond MAX_AXIS_TILT
