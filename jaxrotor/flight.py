@@ -35,6 +35,7 @@ from .design.platform import TILT_ANGLES, Platform, is_concrete
 from .dynamics import Actuators, IdealServo, RotorCommand, VehicleState, initial_state
 from .faults import FULL_POSE_MARGIN, Faults, known_effectiveness, known_stuck
 from .integrate import Integrator, save_times
+from . import linalg
 from .reference import AbstractReference, RefSample
 from .sensors import Sensors
 from .tilted import axis_allocation, hover_axis
@@ -399,7 +400,7 @@ def fault_aware(faults: Faults, data: AllocationData, state: VehicleState, t, we
     if frozen is not None:
         held = data.G @ (eta * (1 - frozen) * state.rotor_speed**2)
     G = data.G * col
-    G_pinv = jnp.linalg.pinv(G)
+    G_pinv = linalg.pinv(G)  # no LAPACK in the tick (jaxrotor.linalg)
     released = jnp.asarray(False)
     tilted, hover_ax = jnp.asarray(False), None
     if faults.release_yaw != "never":  # static
@@ -424,8 +425,7 @@ def fault_aware(faults: Faults, data: AllocationData, state: VehicleState, t, we
 def _rank(G):
     """Numerical rank of ``G`` (singular values above ``max(1e-9, 100 eps)`` of the largest, ``eps`` of ``G``'s
     dtype: a lost rotor's zero column leaves a singular value near ``eps`` in float32), traced."""
-    sv = jnp.linalg.svd(G, compute_uv=False)
-    return jnp.sum(sv > max(1e-9, 100 * float(jnp.finfo(G.dtype).eps)) * sv[0])
+    return linalg.rank(G, max(1e-9, 100 * float(jnp.finfo(G.dtype).eps)))
 
 
 def _idle_rotor(hover, col):
@@ -444,7 +444,7 @@ def _must_spin(G, col):
     that lost a rotor: the opposite one idles, its torque is one-sided, and only a spin holds the attitude.
     Only for a collinear vehicle (no lateral force rows in ``G``): the relaxed-hover laws assume thrust along
     body ``z``."""
-    hover = jnp.linalg.pinv(G[jnp.asarray([2, 3, 4])])[:, 0]
+    hover = linalg.pinv(G[jnp.asarray([2, 3, 4])])[:, 0]
     collinear = jnp.max(jnp.abs(G[:2])) <= 1e-5 * jnp.max(jnp.abs(G[2]))  # every rotor along body z (float32 too)
     return _idle_rotor(hover, col) & collinear
 

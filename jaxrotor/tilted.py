@@ -19,6 +19,7 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float
 
+from . import linalg
 from .allocators import Allocation, AllocationData, BoxLS, allocation_record
 
 __all__ = ["AXIS_CANDIDATES", "AXIS_MARGIN", "MAX_AXIS_TILT", "HoverAxis", "hover_axis", "axis_allocation"]
@@ -77,8 +78,8 @@ def hover_axis(G: Float[Array, "6 n"], u_min: Float[Array, " n"], u_max: Float[A
     :data:`AXIS_CANDIDATES` points on the upper hemisphere) with ``d_z >= cos`` :data:`MAX_AXIS_TILT` get the
     inputs ``u_k = weight P_N (F P_N)^+ d_k`` and the margin ``min_i min(u_i - u_min,i, u_max,i - u_i) / mean_i u_i`` over the
     ``alive`` rotors; those with ``u_k <= u_max`` and ``F u_k = weight d_k`` count. Taken: the least tilted
-    direction with margin at least :data:`AXIS_MARGIN`, else the one with the largest margin. Pure JAX
-    (``jit``, ``vmap``; the choice is an ``argmax``, its value differentiable in ``G``).
+    direction with margin at least :data:`AXIS_MARGIN`, else the one with the largest margin. Pure JAX, no LAPACK (:mod:`jaxrotor.linalg`;
+    ``jit``, ``vmap``; the choice is an ``argmax``, its value differentiable in ``G``).
 
     Args:
         G: ``(6, n)`` allocation matrix ``[F; M]``, a lost rotor's column zero.
@@ -96,12 +97,12 @@ def hover_axis(G: Float[Array, "6 n"], u_min: Float[Array, " n"], u_max: Float[A
     n = G.shape[1]
     if alive is None:
         alive = jnp.any(G != 0, axis=0)
-    P_N = jnp.eye(n, dtype=dtype) - jnp.linalg.pinv(M) @ M
+    P_N = jnp.eye(n, dtype=dtype) - linalg.pinv(M) @ M
     FN = F @ P_N
     # rounding leaves P_N ~eps off zero on the live rotors; without a zero-moment force (a quadrotor's three
     # rotors) that noise must not become a direction
     FN = jnp.where(jnp.abs(FN) > max(1e-9, 1e4 * float(jnp.finfo(dtype).eps)) * jnp.max(jnp.abs(F)), FN, 0.0)
-    FN_pinv = jnp.linalg.pinv(FN)
+    FN_pinv = linalg.pinv(FN)
     P_D = FN @ FN_pinv
     v = _hemisphere(AXIS_CANDIDATES, dtype)
     w = P_D @ v
@@ -121,7 +122,7 @@ def hover_axis(G: Float[Array, "6 n"], u_min: Float[Array, " n"], u_max: Float[A
     valid = in_D & within & (tilt <= MAX_AXIS_TILT) & jnp.isfinite(margin)
     score = jnp.where(valid & (margin >= AXIS_MARGIN), 10.0 - tilt, jnp.where(valid, margin, -jnp.inf))
     k = jnp.argmax(score)
-    sv = jnp.linalg.svd(M, compute_uv=False)
+    sv = linalg.singular_values(M)
     rank_M = sv[2] > max(1e-9, 100 * float(jnp.finfo(dtype).eps)) * jnp.maximum(sv[0], 1e-30 * scale)
     best = jnp.where(valid[k], margin[k], -jnp.inf)
     return HoverAxis(axis=d[:, k], projector=P_D, inputs=u[:, k], margin=best, tilt=tilt[k],
