@@ -14,9 +14,17 @@ analysis predicts (:func:`jaxrotor.analysis.rotor_loss`: ``RotorLoss.outcome``):
   (:mod:`jaxrotor.relaxed`), and with ``release_yaw = "never"`` it falls;
 * ten random hexarotors: the paper hexarotor's arms, mass and rotors with per-rotor cant ``alpha_i`` drawn in
   ``+-[10, 40] deg`` and dihedral ``beta_i`` in ``[0, 20] deg`` (seed ``--seed``), each with a level hover
-  within its bounds and rank 6, flown as the paper hexarotor is (Table III gains: the same mass and inertia).
+  within its bounds and rank 6, flown with the paper hexarotor's Table III gains (the same mass and inertia)
+  and the bounded allocator ``box_ls`` (the analysis judges inputs within ``[0, omega_max^2]``; the paper's
+  unbounded pseudo-inverse would fly inputs no motor makes while the loss is not yet detected).
   The auto gains of these designs (``jaxrotor.gains.auto_gains``) come out with position gains near
   ``0.01 1/s^2``, too slow to recover within the judged window, so they are not used here.
+
+Most random losses take rank from ``G`` and leave a static hover along a tilted body axis
+(:mod:`jaxrotor.tilted`): the analysis says ``full_pose`` and the flight holds position and a constant tilted
+attitude. A yaw-released hover whose rotors cannot cancel their yaw torque spins up without bound: the analysis
+(``RotorLoss.yaw_spin_up``) and the verdict (the yaw rate's trend) both call it ``lost``
+(:data:`jaxrotor.faults.SPIN_ACCELERATION`).
 
 The three hexarotors fly on both layers (analytic and MuJoCo C; ``--no-physics``: analytic only), the random
 designs on the analytic layer. Writes ``fault_agreement.json`` and ``fault_agreement.png`` (the outcome of
@@ -41,12 +49,13 @@ import sys
 import time
 from pathlib import Path
 
-import jax
+import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 
 import numpy as np  # noqa: E402
 
+from jaxrotor.allocators import BoxLS  # noqa: E402
 from jaxrotor.analysis import hover_solution, ranks  # noqa: E402
 from jaxrotor.design.platform import star_platform  # noqa: E402
 from jaxrotor.design.presets import TABLE_II  # noqa: E402
@@ -161,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
 
     paper = load(ROOT / "configs" / "paper_reproduction.toml")
     base = dataclasses.replace(paper, compare=None)
+    base = dataclasses.replace(base, flight=dataclasses.replace(base.flight, allocator=BoxLS()))
     count = 1 if args.quick else 10
     randoms = random_designs(base.platform, count, args.seed)
     random_rows = []

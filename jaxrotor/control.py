@@ -49,6 +49,7 @@ __all__ = [
     "UnderactuatedSE3",
     "IntegralState",
     "TABLE_III",
+    "axis_wrench",
     "primary_axis_wrench",
     "rotor_momentum",
 ]
@@ -286,6 +287,48 @@ class UnderactuatedSE3(AbstractController):
         tau, e_R = _attitude_torque(self, platform, state, integral, R_d, omega_d, omega_dot_d)
         f_b = jnp.zeros(3, dtype=e_p.dtype).at[2].set(thrust)
         return jnp.concatenate([f_b, tau]), IntegralState(int_p=e_p, int_R=e_R)
+
+
+def _tilt_to(axis: Float[Array, "3"]) -> Float[Array, "3 3"]:
+    """``(3, 3)`` the smallest rotation ``Q`` with ``Q e3 = axis`` (unit, ``axis_z > -1``): Rodrigues with
+    ``k = e3 x axis``, ``Q = I + [k]x + [k]x^2 / (1 + axis_z)``."""
+    k = jnp.stack([-axis[1], axis[0], jnp.zeros_like(axis[0])])
+    K = so3.hat(k)
+    return jnp.eye(3, dtype=axis.dtype) + K + K @ K / (1.0 + axis[2])
+
+
+def axis_wrench(ctrl: AbstractController, platform: Platform, state: VehicleState, integral: IntegralState,
+                ref: RefSample, axis: Float[Array, "3"]) -> tuple[Float[Array, "6"], IntegralState]:
+    """Tilted full-pose hover: a fully actuated vehicle that lost wrench rank flies its thrust along a body axis.
+
+    The vehicle keeps three torques and the force along the unit body-frame ``axis`` ``d`` (the zero-moment
+    force direction of :func:`jaxrotor.tilted.hover_axis`); like a quadrotor with its thrust along body ``z``
+    it turns that axis to the position loop's force and holds the reference heading:
+
+        ``f_w = m (g e3 + a_r + K_p e_p + K_v e_v + K_pi int e_p)``  (the controller's own position loop)
+        ``R_d = R_f(f_w, psi_r) Q(d)^T``  (``R_f``: body ``z`` along ``f_w`` with heading ``psi_r``;
+        ``Q(d) e3 = d``, :func:`_tilt_to`), so ``R_d d = f_w / |f_w|``
+        ``T = f_w . R d``,  ``tau`` = the attitude law towards ``R_d`` (``omega_d = 0``), ``w = (T d, tau)``
+
+    In hover ``R_d`` is constant (tilted by ``acos d_z``): position and attitude held.
+
+    Args:
+        ctrl: the vehicle's controller (its position and attitude gains).
+        platform: the vehicle (mass, inertia).
+        state: the (measured) vehicle state.
+        integral: the controller's integrator state.
+        ref: the reference sample (its position, velocity, acceleration and heading ``yaw``).
+        axis: ``(3,)`` unit body-frame thrust axis ``d``.
+
+    Returns:
+        ``(w, d_integral)``: the body wrench ``(6,)`` [N, N m] and the integrator state's derivative.
+    """
+    f_w, e_p = _desired_force(ctrl, platform, state, integral, ref)
+    R_d = _desired_attitude(f_w, ref.yaw) @ _tilt_to(axis).T
+    zero = jnp.zeros(3, dtype=f_w.dtype)
+    tau, e_R = _attitude_torque(ctrl, platform, state, integral, R_d, zero, zero)
+    thrust = jnp.dot(f_w, state.R @ axis)
+    return jnp.concatenate([thrust * axis, tau]), IntegralState(int_p=e_p, int_R=e_R)
 
 
 #: Factors on ``K_p`` and ``K_v`` in :func:`primary_axis_wrench`: the relaxed hover's position loop, stiffer

@@ -37,7 +37,7 @@ import numpy as np
 from jax import Array
 from jaxtyping import ArrayLike, Float, Int
 
-__all__ = ["FAULT_KINDS", "YAW_POLICIES", "FULL_POSE_MARGIN", "HOVER_TILT", "OUTCOMES", "Faults", "effectiveness", "known_effectiveness", "stuck", "known_stuck",
+__all__ = ["FAULT_KINDS", "YAW_POLICIES", "FULL_POSE_MARGIN", "HOVER_TILT", "SPIN_ACCELERATION", "OUTCOMES", "Faults", "effectiveness", "known_effectiveness", "stuck", "known_stuck",
            "servo_stuck", "random_rotor_faults", "fault_rotors"]
 
 #: The fault kinds (``[[faults]] kind``).
@@ -54,6 +54,11 @@ FULL_POSE_MARGIN = 0.02
 #: Largest tilt [rad] of a held attitude: the attitude tolerance of :func:`jaxrotor.verdict.fault_outcome`, and
 #: the tilt the rotor-loss analysis allows a hover after a loss (:func:`jaxrotor.analysis.rotor_loss`).
 HOVER_TILT = 0.05
+#: Largest yaw acceleration [rad/s^2] of a vehicle holding position with its yaw released: the spin trend
+#: :func:`jaxrotor.verdict.fault_outcome` allows (a steady or slowly drifting spin), and the least yaw torque over
+#: inertia of a yaw-released hover the rotor-loss analysis allows (:func:`jaxrotor.analysis.rotor_loss`). A vehicle
+#: whose remaining rotors cannot cancel their yaw torque spins up without bound: it does not hold.
+SPIN_ACCELERATION = 5.0
 #: Kinds that scale a rotor's thrust and drag by an effectiveness.
 THRUST_KINDS = ("rotor_loss", "rotor_partial")
 

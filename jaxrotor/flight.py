@@ -30,13 +30,15 @@ from jaxtyping import Bool, Float
 
 from .allocation import allocation_rank
 from .allocators import AbstractAllocator, Allocation, AllocationData, BoxLS, PseudoInverse, allocation_record
-from .control import AbstractController, force_direction, primary_axis_wrench, relaxed_force
+from .control import AbstractController, axis_wrench, force_direction, primary_axis_wrench, relaxed_force
 from .design.platform import TILT_ANGLES, Platform, is_concrete
 from .dynamics import Actuators, IdealServo, RotorCommand, VehicleState, initial_state
 from .faults import FULL_POSE_MARGIN, Faults, known_effectiveness, known_stuck
 from .integrate import Integrator, save_times
+from . import linalg
 from .reference import AbstractReference, RefSample
 from .sensors import Sensors
+from .tilted import axis_allocation, hover_axis
 from .tilting import check_tilt_flight
 from .aero import Aerodynamics
 from .wind import Wind
@@ -285,10 +287,15 @@ def flight_computer(platform: Platform, controller: AbstractController, flight: 
         alloc: Allocation = flight.allocator(data, w_des)
         return RotorCommand(u=alloc.u, alpha=a_cmd, beta=b_cmd), d_integral, alloc, ref
     # static: allocate around the faults the flight computer knows of
-    plan = fault_aware(flight.faults, data, state, t)
+    plan = fault_aware(flight.faults, data, state, t, weight=vehicle.mass * vehicle.gravity)
     w_des, d_integral = controller(vehicle, state, integral, ref)
     w_des = w_des - plan.held
     alloc = flight.allocator(plan.data, w_des)
+    if flight.faults.release_yaw == "auto" and controller.tracks_attitude:  # static: the tilted full-pose hover
+        w_axis, d_axis = axis_wrench(controller, vehicle, state, integral, ref, plan.hover.axis)
+        tilted = axis_allocation(plan.data, plan.hover, w_axis - plan.held)
+        alloc = jax.tree.map(lambda a, b: jnp.where(plan.tilted, a, b), tilted, alloc)
+        d_integral = jax.tree.map(lambda a, b: jnp.where(plan.tilted, a, b), d_axis, d_integral)
     if flight.faults.release_yaw != "never":  # static: the yaw-released allocation once it is needed
         spin_up = controller.required_rank == 4  # static: a collinear vehicle may have to spin (relaxed hover)
         if spin_up:
@@ -347,6 +354,11 @@ class FaultPlan(eqx.Module):
         held: ``(6,)`` body wrench of the rotors known stuck, held at their measured speed [N, N m]: taken
             from the wrench asked of the others.
         released: ``()`` bool: the yaw torque is given up (:func:`yaw_released_allocation`).
+        tilted: ``()`` bool: the faults took wrench rank and the remaining rotors have a static hover along a
+            body axis (:func:`jaxrotor.tilted.hover_axis`): full pose is kept by flying that axis
+            (:func:`jaxrotor.control.axis_wrench`, :func:`jaxrotor.tilted.axis_allocation`).
+        hover: the :class:`~jaxrotor.tilted.HoverAxis` of the remaining rotors (``None`` unless ``release_yaw``
+            is ``"auto"``).
         spins: ``()`` bool: released, and the yaw-released hover leaves a remaining rotor idle, so a collinear
             vehicle flies the relaxed (spinning) hover of :func:`jaxrotor.control.primary_axis_wrench`.
         lost: ``()`` int: the rotor with the least known effectiveness (the lost one of a single loss).
@@ -357,9 +369,11 @@ class FaultPlan(eqx.Module):
     released: Bool[Array, ""]
     spins: Bool[Array, ""]
     lost: Array
+    tilted: Bool[Array, ""]
+    hover: object = None
 
 
-def fault_aware(faults: Faults, data: AllocationData, state: VehicleState, t) -> FaultPlan:
+def fault_aware(faults: Faults, data: AllocationData, state: VehicleState, t, weight=None) -> FaultPlan:
     """The flight computer's plan after the faults known at ``t`` (:mod:`jaxrotor.faults`).
 
     Known effectiveness ``eta`` (each event after its detection delay) scales the columns of ``G``
@@ -369,7 +383,9 @@ def fault_aware(faults: Faults, data: AllocationData, state: VehicleState, t) ->
 
     * ``"auto"``: level full pose while the known faults keep the rank of ``G`` and a minimum-norm input for
       a pure vertical force with every remaining rotor at :data:`~jaxrotor.faults.FULL_POSE_MARGIN` of their
-      mean or more; otherwise the yaw torque is given up (:func:`yaw_released_allocation`);
+      mean or more; else, when the faults took rank from ``G`` and the remaining rotors have a static hover
+      along a body axis (:func:`jaxrotor.tilted.hover_axis`, ``weight`` = ``m g`` [N]), the tilted full pose
+      (``tilted``); otherwise the yaw torque is given up (:func:`yaw_released_allocation`);
     * ``"always"``: the yaw torque is given up once any fault is known;
     * ``"never"``: the whole wrench is allocated by the flight's allocator on the remaining columns.
 
@@ -384,31 +400,32 @@ def fault_aware(faults: Faults, data: AllocationData, state: VehicleState, t) ->
     if frozen is not None:
         held = data.G @ (eta * (1 - frozen) * state.rotor_speed**2)
     G = data.G * col
-    G_pinv = jnp.linalg.pinv(G)
+    G_pinv = linalg.pinv(G)  # no LAPACK in the tick (jaxrotor.linalg)
     released = jnp.asarray(False)
+    tilted, hover_ax = jnp.asarray(False), None
     if faults.release_yaw != "never":  # static
         released = jnp.any(col < 1)
         if faults.release_yaw == "auto":
-            released = released & _needs_yaw_release(data.G, G, G_pinv, col)
+            rank_lost = _rank(G) < _rank(data.G)
+            released = released & (rank_lost | _idle_rotor(G_pinv[:, 2], col))
+            if weight is None:
+                raise ValueError("fault_aware: `weight` (m g [N]) is required with release_yaw = 'auto'. Fix: pass "
+                                 "weight=platform.mass * platform.gravity.")
+            hover_ax = hover_axis(G, data.u_min, data.u_max, weight, alive=col > 0)
+            tilted = released & rank_lost & hover_ax.feasible
+            released = released & ~tilted
     hover = G_pinv[:, 2]  # the inputs of a pure vertical force: the torque-free collective direction
     collective = hover / jnp.max(jnp.abs(hover))
     data_f = eqx.tree_at(lambda d: (d.G, d.G_pinv, d.collective), data, (G, G_pinv, collective))
     return FaultPlan(data=data_f, held=held, released=released, spins=released & _must_spin(G, col),
-                     lost=jnp.argmin(col))
+                     lost=jnp.argmin(col), tilted=tilted, hover=hover_ax)
+
 
 
 def _rank(G):
     """Numerical rank of ``G`` (singular values above ``max(1e-9, 100 eps)`` of the largest, ``eps`` of ``G``'s
     dtype: a lost rotor's zero column leaves a singular value near ``eps`` in float32), traced."""
-    sv = jnp.linalg.svd(G, compute_uv=False)
-    return jnp.sum(sv > max(1e-9, 100 * float(jnp.finfo(G.dtype).eps)) * sv[0])
-
-
-def _needs_yaw_release(G0, G, G_pinv, col):
-    """Whether the faults leave ``G`` less rank than ``G0`` had, or no minimum-norm inputs for a pure vertical
-    force with every remaining rotor at :data:`jaxrotor.faults.FULL_POSE_MARGIN` of their mean or more: full
-    pose is then out of reach (a rotor idle at hover has no authority left on one side)."""
-    return (_rank(G) < _rank(G0)) | _idle_rotor(G_pinv[:, 2], col)
+    return linalg.rank(G, max(1e-9, 100 * float(jnp.finfo(G.dtype).eps)))
 
 
 def _idle_rotor(hover, col):
@@ -427,7 +444,7 @@ def _must_spin(G, col):
     that lost a rotor: the opposite one idles, its torque is one-sided, and only a spin holds the attitude.
     Only for a collinear vehicle (no lateral force rows in ``G``): the relaxed-hover laws assume thrust along
     body ``z``."""
-    hover = jnp.linalg.pinv(G[jnp.asarray([2, 3, 4])])[:, 0]
+    hover = linalg.pinv(G[jnp.asarray([2, 3, 4])])[:, 0]
     collinear = jnp.max(jnp.abs(G[:2])) <= 1e-5 * jnp.max(jnp.abs(G[2]))  # every rotor along body z (float32 too)
     return _idle_rotor(hover, col) & collinear
 

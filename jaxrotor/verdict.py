@@ -60,9 +60,10 @@ import numpy as np
 from jax import Array
 from jaxtyping import ArrayLike
 
-from .faults import HOVER_TILT, OUTCOMES
+from .faults import HOVER_TILT, OUTCOMES, SPIN_ACCELERATION
 from .numerics import safe_norm
 from .so3 import attitude_error
+from .tilted import MAX_AXIS_TILT
 from .trajectory import Trajectory
 
 __all__ = [
@@ -436,8 +437,14 @@ def fault_outcome_code(traj: Trajectory, faults, *, settle: float | ArrayLike = 
     ``t_f + settle``). On the samples ``t >= t_s`` the position error is ``e_p = |p_r - p|`` [m] and the attitude
     error ``e_R`` is Lee's ``1/2 (R_r^T R - R^T R_r)^vee`` [rad] per body axis (roll, pitch, yaw). The flight is
     ``full_pose`` when it did not diverge, the window is not empty and on every judged sample ``e_p <=
-    position_tol`` and every axis of ``e_R`` is within ``attitude_tol``; else ``yaw_released`` when the position is
-    held on every judged sample and the thrust axis is held on average: the window mean of the body ``z`` axis
+    position_tol`` and every axis of ``e_R`` is within ``attitude_tol``, or when, the position held, the attitude
+    is held constant and heading kept (the tilted full-pose hover of a vehicle that lost wrench rank,
+    :func:`jaxrotor.control.axis_wrench`): every axis of ``e_R`` stays within ``attitude_tol`` of its window mean
+    ``e_m``, ``|e_m,z| <= attitude_tol`` and ``|e_m| <= sin`` :data:`jaxrotor.tilted.MAX_AXIS_TILT`; else
+    ``yaw_released`` when the position is
+    held on every judged sample, the spin steady (the least-squares slope of the body yaw rate ``omega_z`` over the
+    window, :func:`yaw_rate_trend`, within :data:`jaxrotor.faults.SPIN_ACCELERATION`: a vehicle whose yaw torque is not cancelled spins up
+    without bound) and the thrust axis is held on average: the window mean of the body ``z`` axis
     ``R e3`` lies within ``attitude_tol`` of the window mean of the reference's (:func:`mean_tilt`; a vehicle in a
     relaxed hover spins with its body ``z`` axis on a cone about the vertical, and its mean thrust is what holds
     it up); else ``lost`` (a non-finite error counts as exceeding).
@@ -458,7 +465,8 @@ def fault_outcome_code(traj: Trajectory, faults, *, settle: float | ArrayLike = 
     start = jnp.minimum(t_fault + settle, t_end - 0.2 * jnp.maximum(t_end - t_fault, 0.0))
     window = t >= start - 1e-9
     e_p = jnp.linalg.norm(traj.p_ref - traj.p, axis=-1)
-    e_R = jnp.abs(jax.vmap(attitude_error)(traj.R, traj.R_ref))
+    e_R_signed = jax.vmap(attitude_error)(traj.R, traj.R_ref)
+    e_R = jnp.abs(e_R_signed)
     within = e_R <= attitude_tol  # False for a non-finite error
 
     def held(ok):
@@ -466,8 +474,13 @@ def fault_outcome_code(traj: Trajectory, faults, *, settle: float | ArrayLike = 
 
     position = held(e_p <= position_tol)
     axis_held = _mean_tilt(traj, window) <= attitude_tol  # False for NaN
-    full = held(jnp.all(within, axis=-1))
-    lost = jnp.asarray(traj.diverged) | ~jnp.any(window) | ~position | ~axis_held
+    count = jnp.maximum(jnp.sum(window), 1)
+    e_mean = jnp.sum(jnp.where(window[:, None], e_R_signed, 0.0), axis=0) / count
+    steady = held(jnp.all(jnp.abs(e_R_signed - e_mean) <= attitude_tol, axis=-1))
+    tilted = steady & (jnp.abs(e_mean[2]) <= attitude_tol) & (jnp.linalg.norm(e_mean) <= math.sin(MAX_AXIS_TILT))
+    full = held(jnp.all(within, axis=-1)) | tilted
+    spin_steady = jnp.abs(yaw_rate_trend(traj, window)) <= SPIN_ACCELERATION  # False for NaN
+    lost = jnp.asarray(traj.diverged) | ~jnp.any(window) | ~position | ~(full | (axis_held & spin_steady))
     return jnp.where(lost, 2, jnp.where(full, 0, 1)).astype(jnp.int32)
 
 
@@ -512,10 +525,13 @@ def fault_outcome(traj: Trajectory, flight, *, settle: float = 3.0, position_tol
     Judged on the samples from ``settle`` [s] after the last fault's time (or, for a flight that ends
     sooner, its last fifth after the fault): ``"lost"`` when the flight diverged or the position error
     ``|p_r - p|`` exceeds ``position_tol`` [m] there; else ``"full_pose"`` when the attitude error against
-    the reference attitude stays within ``attitude_tol`` [rad] on every axis, ``"yaw_released"`` when the mean
+    the reference attitude stays within ``attitude_tol`` [rad] on every axis (or the attitude is held constant
+    within it, heading kept, tilted by at most :data:`jaxrotor.tilted.MAX_AXIS_TILT`: the tilted full-pose hover
+    of a vehicle that lost wrench rank), ``"yaw_released"`` when the mean
     body ``z`` axis (the mean thrust direction, :func:`mean_tilt`) stays within it of the reference's but the
     attitude does not (position and thrust axis held, heading given up: a flat hexarotor turning slowly, or a
-    quadrotor spinning in a relaxed hover); and ``"lost"`` when the mean axis does not hold either. ``None`` for a flight without faults. The rule is
+    quadrotor spinning in a relaxed hover) and the yaw rate's trend is within :data:`jaxrotor.faults.SPIN_ACCELERATION`
+    [rad/s^2]; and ``"lost"`` when the mean axis or the spin does not hold either. ``None`` for a flight without faults. The rule is
     :func:`fault_outcome_code` (compiled), whose code names the word in :data:`FAULT_OUTCOMES`.
     """
     if flight.faults is None:

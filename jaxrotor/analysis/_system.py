@@ -72,6 +72,7 @@ class System:
         L: characteristic length [m].
         tol: singular-value tolerance on ``G_s``, :func:`jaxrotor.allocation.rank_tolerance`
             (of the platform's own float type); ``tol / n`` on ``A``.
+        J: ``(3, 3)`` body inertia about the centre of mass [kg m^2].
     """
 
     F: np.ndarray
@@ -85,6 +86,7 @@ class System:
     weight: float
     L: float
     tol: float
+    J: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -117,7 +119,7 @@ def system(platform: Platform, alpha=None, beta=None) -> System:
     return System(F=f64(force_matrix(platform, alpha, beta)), M=f64(moment_matrix(platform, alpha, beta)),
                   c_f=f64(platform.c_f), A=A, lo=f64(N.lo), hi=f64(N.hi), x_hover=f64(N.x_hover),
                   u_ref=float(N.u_ref), weight=float(platform.weight), L=L,
-                  tol=rank_tolerance(N.A * A.shape[1]))
+                  tol=rank_tolerance(N.A * A.shape[1]), J=f64(platform.inertia))
 
 
 def exact(fn: Callable) -> Callable:

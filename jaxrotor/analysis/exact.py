@@ -222,6 +222,8 @@ class RotorLoss:
             ``"full_pose"``, ``"yaw_released"`` or ``"lost"`` (:func:`rotor_loss`).
         full_pose_margin: level-hover margin with every wrench row (:func:`rotor_loss`; ``-inf`` if none).
         yaw_released_margin: level-hover margin without the yaw-torque row (``-inf`` if none).
+        yaw_spin_up: least yaw acceleration of a yaw-released hover [rad/s^2] (:func:`yaw_released_spin_up`;
+            ``inf`` if none).
     """
 
     rotor: int
@@ -233,6 +235,7 @@ class RotorLoss:
     outcome: str = "lost"
     full_pose_margin: float = -math.inf
     yaw_released_margin: float = -math.inf
+    yaw_spin_up: float = math.inf
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (non-finite floats become ``None``)."""
@@ -296,7 +299,12 @@ def rotor_loss_outcome(s: System, keep: np.ndarray) -> tuple[str, float, float]:
     :func:`jaxrotor.flight.fault_aware`); else ``"yaw_released"`` when, without the yaw-torque row, the
     remaining columns keep the rank of the other five rows of ``G`` and some input within the bounds gives such a
     force and zero roll and pitch torque, a rotor idle at its lower bound allowed (the flight computer then gives
-    up the yaw torque: :func:`jaxrotor.flight.yaw_released_allocation`); else ``"lost"``.
+    up the yaw torque: :func:`jaxrotor.flight.yaw_released_allocation`) and that hover's spin stays steady
+    (:func:`_steady_spin`: a collinear vehicle's relaxed hover, or a least yaw acceleration within
+    :data:`jaxrotor.faults.SPIN_ACCELERATION`); else ``"lost"``. A loss that takes rank
+    from ``G`` is also ``"full_pose"`` when the remaining rotors have a static hover along a body axis
+    (:func:`tilted_hover`: Michieletto's tilted hover, flown by the flight computer as
+    :func:`jaxrotor.control.axis_wrench`), position and a constant attitude held, tilted by that axis' tilt.
 
     Returns:
         ``(outcome, full_pose_margin, yaw_released_margin)``.
@@ -308,9 +316,76 @@ def rotor_loss_outcome(s: System, keep: np.ndarray) -> tuple[str, float, float]:
     relaxed = _level_hover_margin(A, lo, hi, list(range(5)), HOVER_TILT)
     if _rank(A, tol) == _rank(s.A, tol) and full >= FULL_POSE_MARGIN:
         return "full_pose", full, relaxed
-    if _rank(A[:5], tol) == _rank(s.A[:5], tol) and relaxed >= -_MARGIN_TOL:
+    if _rank(A, tol) < _rank(s.A, tol) and tilted_hover(s, keep).feasible:
+        return "full_pose", full, relaxed
+    if _rank(A[:5], tol) == _rank(s.A[:5], tol) and relaxed >= -_MARGIN_TOL and _steady_spin(s, A, lo, hi):
         return "yaw_released", full, relaxed
     return "lost", full, relaxed
+
+
+def yaw_released_spin_up(s: System, A: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
+    """The least yaw acceleration [rad/s^2] of a yaw-released hover of the columns ``A`` (bounds ``lo``, ``hi``).
+
+    ``min |tau_z| / J_zz`` over the inputs ``lo <= x <= hi`` with ``A_r x = (a, b, 1, 0, 0)`` (rows ``f_x, f_y,
+    f_z, tau_x, tau_y``; ``(a, b)`` within the :data:`jaxrotor.faults.HOVER_TILT` octagon of
+    :func:`_level_hover_margin`), a linear program in ``(x, a, b, t)`` minimising ``t >= |A_6 x|``;
+    ``tau_z = t m g L``. The yaw-released flight computer allocates the same way (least yaw torque,
+    :func:`jaxrotor.flight.yaw_released_allocation`), and with no yaw torque left to the heading loop the vehicle
+    spins up at this rate. ``inf`` when no such hover exists.
+    """
+    from ..faults import HOVER_TILT
+
+    m = A.shape[1]
+    nv = m + 3  # x, a, b, t
+    c = np.zeros(nv)
+    c[-1] = 1.0
+    A_eq = np.zeros((5, nv))
+    A_eq[:, :m] = A[:5]
+    A_eq[0, m], A_eq[1, m + 1] = -1.0, -1.0
+    b_eq = np.array([0.0, 0.0, 1.0, 0.0, 0.0])
+    ub = []
+    for sign in (1.0, -1.0):  # +-A_6 x - t <= 0
+        r = np.zeros(nv)
+        r[:m], r[-1] = sign * A[5], -1.0
+        ub.append(r)
+    apothem = math.tan(HOVER_TILT) * math.cos(math.pi / 8)
+    b_ub = [0.0, 0.0]
+    for k in range(8):
+        r = np.zeros(nv)
+        r[m], r[m + 1] = math.cos(k * math.pi / 4), math.sin(k * math.pi / 4)
+        ub.append(r)
+        b_ub.append(apothem)
+    bounds = list(_bounds(lo, hi)) + [(None, None), (None, None), (0.0, None)]
+    status, z, fun = _linprog(c, A_eq=A_eq, b_eq=b_eq, A_ub=np.array(ub), b_ub=np.array(b_ub), bounds=bounds)
+    if status != "ok":
+        return math.inf
+    J_zz = float(s.J[2, 2]) if s.J is not None else math.nan
+    return float(fun) * s.weight * s.L / J_zz
+
+
+def _steady_spin(s: System, A: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> bool:
+    """Whether a yaw-released hover of the columns ``A`` holds a steady spin: a collinear vehicle (no lateral force
+    rows) settles into the relaxed hover's spin, where the gyroscopic torque balances the rotors' yaw torque
+    (:mod:`jaxrotor.relaxed`); any other needs a hover whose least yaw acceleration
+    (:func:`yaw_released_spin_up`) is within :data:`jaxrotor.faults.SPIN_ACCELERATION`."""
+    from ..faults import SPIN_ACCELERATION
+
+    if np.max(np.abs(A[:2])) <= 1e-9 * np.max(np.abs(A[2])):
+        return True
+    return yaw_released_spin_up(s, A, lo, hi) <= SPIN_ACCELERATION
+
+
+def tilted_hover(s: System, keep: np.ndarray):
+    """The static hover along a body axis of the rotors ``keep`` (bool ``(n,)``): :func:`jaxrotor.tilted.hover_axis`
+    of the normalised system (weight 1), the same function the flight computer calls
+    (:func:`jaxrotor.flight.fault_aware`). Returns its :class:`~jaxrotor.tilted.HoverAxis` (NumPy leaves)."""
+    import jax
+
+    from ..tilted import hover_axis
+
+    A = np.where(keep[None, :], s.A, 0.0)
+    hover = hover_axis(A, np.where(keep, s.lo, 0.0), np.where(keep, s.hi, np.inf), 1.0, alive=keep)
+    return jax.tree.map(np.asarray, hover)
 
 
 def _fibonacci_sphere(k: int) -> np.ndarray:
@@ -442,7 +517,8 @@ def rotor_loss(s: System) -> list[RotorLoss]:
         outcome, full, relaxed = rotor_loss_outcome(s, keep)
         out.append(RotorLoss(rotor=j, hoverable=h["hoverable"], margin=h["margin"], rank_M=h["rank_M"],
                              dim_D=h["dim_D"], thrust_to_weight=float(tw), outcome=outcome, full_pose_margin=full,
-                             yaw_released_margin=relaxed))
+                             yaw_released_margin=relaxed,
+                             yaw_spin_up=yaw_released_spin_up(s, s.A[:, keep], s.lo[keep], s.hi[keep])))
     return out
 
 

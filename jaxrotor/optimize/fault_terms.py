@@ -12,9 +12,8 @@ design, one value ``v_j`` per lost rotor ``j = 0 .. n-1``, and aggregates the wo
   the roll and pitch error against the reference attitude (eq. 15; yaw is left out because the flight
   computer may give it up), plus ``w_s |a_z|`` (``w_s = spin_weight`` [m s^2/rad]) with ``a_z`` the yaw
   rate's trend after the fault (:func:`jaxrotor.verdict.yaw_rate_trend` over ``t_k >= t_fault``): a vehicle
-  whose remaining rotors cannot cancel their yaw torque (a cant-tilted star hexarotor on five rotors) spins
-  up without bound at about ``tau_z / J_zz`` while it holds position, and ``spin_weight`` makes the objective
-  see it. Smaller is better
+  whose remaining rotors cannot cancel their yaw torque spins up without bound, which the outcome rule calls
+  lost (:data:`jaxrotor.faults.SPIN_ACCELERATION`) however well it holds position. Smaller is better
   (``sense = +1``).
 * ``measure = "hover_margin"``: the static hover margin after the loss of rotor ``j``, the value ``r_j``
   of the linear program behind :func:`jaxrotor.analysis.rotor_loss_margin` (``max s`` s.t. the remaining

@@ -1,0 +1,103 @@
+"""Singular values, pseudo-inverse and rank of the small matrices of the flight tick, without LAPACK.
+
+The flight computer decomposes its allocation matrix ``G`` ``(6, n)`` (and blocks of it) every tick once
+faults are known. ``jnp.linalg.svd`` on CPU is a LAPACK call (``gesdd``) that, for a large enough batch (a
+``vmap`` over flights), spreads its matrices over XLA's intra-op thread pool and waits for them there; two such
+calls running at once inside one while loop can take every thread of the pool (two on a two-core machine)
+and wait for each other for ever. These functions use a one-sided Jacobi iteration (Hestenes) written in
+``jax.numpy``: elementwise work on the batch, no custom call, so nothing waits on the pool, and ``vmap``
+vectorises it over flights.
+
+One-sided Jacobi: ``B`` ``(p, k)`` (``p >= k``; the matrix or its transpose) is rotated from the right,
+``B <- B J``, ``V <- V J``, one column pair ``(i, j)`` at a time, by the plane rotation that makes columns ``i``
+and ``j`` orthogonal: with ``a = |b_i|^2``, ``b = |b_j|^2``, ``g = b_i . b_j``,
+``zeta = (b - a) / (2 g)``, ``t = sign(zeta) / (|zeta| + sqrt(1 + zeta^2))``, ``c = 1 / sqrt(1 + t^2)``,
+``s = c t``. After a few sweeps over all pairs the columns are orthogonal: ``B V = U S`` with
+``sigma_i = |b_i|``, so ``B = U S V^T``. Convergence is quadratic; :data:`SWEEPS` sweeps reach rounding on
+the ``6 x 6`` matrices of the tick. The result is differentiable (``jax.grad`` through the fixed sweeps).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+__all__ = ["SWEEPS", "singular_values", "pinv", "rank"]
+
+#: Jacobi sweeps over all column pairs; each sweep roughly squares the off-diagonal residual.
+SWEEPS = 8
+
+
+def _jacobi(A: Float[Array, "m n"], sweeps: int):
+    """``(B, V, transposed)``: ``B = X V`` with orthogonal columns, ``X = A`` (``m >= n``) or ``A^T``."""
+    A = jnp.asarray(A)
+    transposed = A.shape[0] < A.shape[1]
+    X = A.T if transposed else A
+    k = X.shape[1]
+    pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+    tiny = jnp.finfo(X.dtype).tiny
+    eps = jnp.finfo(X.dtype).eps
+
+    def sweep(_, carry):
+        B, V = carry
+        for i, j in pairs:  # static: the pairs of one sweep, in cyclic order
+            bi, bj = B[:, i], B[:, j]
+            a, b, g = jnp.dot(bi, bi), jnp.dot(bj, bj), jnp.dot(bi, bj)
+            rotate = jnp.abs(g) > eps * jnp.sqrt(a * b) + tiny
+            g_safe = jnp.where(rotate, g, 1.0)
+            zeta = (b - a) / (2.0 * g_safe)
+            t = jnp.where(zeta >= 0, 1.0, -1.0) / (jnp.abs(zeta) + jnp.hypot(1.0, zeta))
+            c = jnp.where(rotate, 1.0 / jnp.sqrt(1.0 + t * t), 1.0)
+            s = jnp.where(rotate, c * t, 0.0)
+            B = B.at[:, i].set(c * bi - s * bj).at[:, j].set(s * bi + c * bj)
+            vi, vj = V[:, i], V[:, j]
+            V = V.at[:, i].set(c * vi - s * vj).at[:, j].set(s * vi + c * vj)
+        return B, V
+
+    B, V = jax.lax.fori_loop(0, sweeps, sweep, (X, jnp.eye(k, dtype=X.dtype)))
+    return B, V, transposed
+
+
+def _sigma(B):
+    # |b_i| with a zero-safe gradient (a column rotated to zero)
+    sq = jnp.sum(B * B, axis=0)
+    pos = sq > 0
+    return jnp.where(pos, jnp.sqrt(jnp.where(pos, sq, 1.0)), 0.0)
+
+
+@partial(jax.jit, static_argnames=("sweeps",))
+def singular_values(A: Float[Array, "m n"], sweeps: int = SWEEPS) -> Float[Array, " k"]:
+    """``(min(m, n),)`` singular values of ``A`` ``(m, n)``, largest first (one-sided Jacobi, module docstring).
+
+    Agrees with ``jnp.linalg.svd(A, compute_uv=False)`` to a few ``eps * sigma_max``.
+    """
+    B, _, _ = _jacobi(A, sweeps)
+    return -jnp.sort(-_sigma(B))
+
+
+@partial(jax.jit, static_argnames=("sweeps",))
+def pinv(A: Float[Array, "m n"], rtol=None, sweeps: int = SWEEPS) -> Float[Array, "n m"]:
+    """``(n, m)`` Moore–Penrose pseudo-inverse of ``A`` ``(m, n)``: ``A^+ = V S^+ U^T``.
+
+    Singular values at or below ``rtol * sigma_max`` count as zero (default ``rtol = 10 max(m, n) eps``, as
+    ``jnp.linalg.pinv``). With ``X = A`` (or ``A^T`` when ``A`` is wide) and ``B = X V = U S``:
+    ``X^+ = V diag(1 / sigma_i^2) B^T`` over the kept ``sigma_i``.
+    """
+    B, V, transposed = _jacobi(A, sweeps)
+    sigma = _sigma(B)
+    if rtol is None:
+        rtol = 10.0 * max(A.shape) * jnp.finfo(B.dtype).eps
+    keep = sigma > rtol * jnp.max(sigma)
+    w = jnp.where(keep, 1.0 / jnp.where(keep, sigma, 1.0) ** 2, 0.0)
+    X_pinv = (V * w) @ B.T  # (k, p): the pseudo-inverse of X
+    return X_pinv.T if transposed else X_pinv
+
+
+@partial(jax.jit, static_argnames=("sweeps",))
+def rank(A: Float[Array, "m n"], rtol: float, sweeps: int = SWEEPS) -> Array:
+    """``()`` int: the number of singular values of ``A`` above ``rtol * sigma_max`` (``0`` for ``A = 0``)."""
+    sv = singular_values(A, sweeps)
+    return jnp.sum(sv > rtol * jnp.maximum(sv[0], jnp.finfo(sv.dtype).tiny))
