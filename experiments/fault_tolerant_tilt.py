@@ -1,7 +1,9 @@
 """Fault-tolerant tilt: the cant of the star hexarotor chosen for its worst single rotor loss.
 
 The Table II hexarotor (``beta_0 = 10 deg``) hovers at 1 m; at 1 s it loses one rotor, the flight
-computer knows of it 50 ms later, reallocates and gives up the yaw torque.
+computer knows of it 50 ms later and reallocates: it flies the tilted full-pose hover of the five
+remaining rotors when one exists within ``MAX_AXIS_TILT`` and ``AXIS_MARGIN`` (:mod:`jaxrotor.tilted`), else
+it gives up the yaw torque.
 ``[objective.worst_rotor_loss]`` flies the six losses as one vmapped program and takes the soft
 maximum over the rotors (1 mm) of the RMS position error plus 0.1 m/rad times the roll/pitch RMS
 error plus 1 cm per rad/s^2 of the yaw rate's trend (``spin_weight``: a cant leaves the five remaining
@@ -10,7 +12,7 @@ the outcome rule calls lost), from the fault to 2 s after it. Two flights of the
 
 * *exact* (``configs/optimize_fault_tolerance.toml``): Table III gains, unbounded pseudo-inverse,
   ideal motors, the paper's analytic setting until the loss is known; then the flight computer's
-  yaw-released allocation (force and roll/pitch first, within the input bounds). The script optimises
+  tilted or yaw-released allocation (within the input bounds). The script optimises
   the cant ``alpha_0`` with optax Adam from a poor start (40 deg) within ``[0, 0.80]`` rad, evaluates
   the same objective on a grid over that range, checks the optimum lies within one grid cell of the
   grid's best, and checks ``d J / d alpha_0`` against central differences;
