@@ -54,6 +54,8 @@ class AllocationData(eqx.Module):
         u_max: ``(n,)`` upper input bounds [rad^2/s^2].
         relaxed: the :class:`~jaxrotor.relaxed.RelaxedHover` of each single rotor loss (a quadrotor flying with
             faults, :meth:`jaxrotor.flight.Flight.allocation_data`), or ``None``.
+        fault_plans: the :class:`~jaxrotor.flight.FaultPhases` of a flight with step-onset faults on this
+            fixed geometry (:meth:`jaxrotor.flight.Flight.allocation_data`), or ``None``.
     """
 
     G: Float[Array, "6 n"]
@@ -62,6 +64,7 @@ class AllocationData(eqx.Module):
     u_min: Float[Array, " n"]
     u_max: Float[Array, " n"]
     relaxed: object = None
+    fault_plans: object = None
 
 
 class Allocation(eqx.Module):

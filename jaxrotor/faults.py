@@ -37,7 +37,7 @@ import numpy as np
 from jax import Array
 from jaxtyping import ArrayLike, Float, Int
 
-__all__ = ["FAULT_KINDS", "YAW_POLICIES", "FULL_POSE_MARGIN", "HOVER_TILT", "SPIN_ACCELERATION", "OUTCOMES", "Faults", "effectiveness", "known_effectiveness", "stuck", "known_stuck",
+__all__ = ["FAULT_KINDS", "YAW_POLICIES", "FULL_POSE_MARGIN", "HOVER_TILT", "SPIN_ACCELERATION", "OUTCOMES", "Faults", "effectiveness", "known_effectiveness", "stuck", "known_stuck", "known_phases", "known_phase",
            "servo_stuck", "random_rotor_faults", "fault_rotors"]
 
 #: The fault kinds (``[[faults]] kind``).
@@ -200,6 +200,41 @@ def servo_stuck(faults: Faults | None, n: int, t) -> Array | None:
     if faults is None or not faults.kinds_present(("servo_stuck",)):
         return None
     return _frozen(faults, n, t, "servo_stuck", False)
+
+
+def known_phases(faults: Faults, n: int) -> tuple[Array, Array, Array | None]:
+    """The flight computer's knowledge of a step-onset ``faults`` (``onset = 0``) as phases.
+
+    Phase ``k`` (``k = 0..K`` for ``K`` events) holds once the ``k`` events with the earliest detection times
+    ``t_e + d_e`` are known; the phase at ``t`` is the number of events known then (:func:`known_phase`).
+    Phase ``k`` has the :func:`known_effectiveness` and :func:`known_stuck` that hold between those detections.
+
+    Returns:
+        ``(eta, frozen)``: ``(K+1, n)`` known effectiveness per phase and ``(K+1, n)`` known stuck factors
+        (``None`` without a ``rotor_stuck`` event).
+    """
+    if faults.onset > 0:
+        raise ValueError(f"known_phases: Faults.onset = {faults.onset} s is a smooth onset, not phases. Fix: "
+                         "evaluate known_effectiveness(faults, n, t) at each t.")
+    k = len(faults.kind)
+    detect = faults.time + faults.detection_delay
+    rank = jnp.argsort(jnp.argsort(detect))  # (k,) position of each event in detection order
+    s = (rank[None, :] < jnp.arange(k + 1)[:, None]).astype(faults.time.dtype)  # (K+1, k) known switches
+    hit = jax.nn.one_hot(faults.rotor, n, dtype=s.dtype)  # (k, n)
+    thrust = jnp.asarray([kind in THRUST_KINDS for kind in faults.kind], dtype=bool)
+    loss = jnp.where(thrust, s * (1 - faults.effectiveness), 0.0)  # (K+1, k)
+    eta = jnp.prod(1 - loss[:, :, None] * hit, axis=1)
+    frozen = None
+    if faults.kinds_present(("rotor_stuck",)):
+        mine = jnp.asarray([kind == "rotor_stuck" for kind in faults.kind], dtype=bool)
+        frozen = jnp.prod(1 - jnp.where(mine, s, 0.0)[:, :, None] * hit, axis=1)
+    return eta, frozen
+
+
+def known_phase(faults: Faults, t) -> Array:
+    """``()`` int: the phase of :func:`known_phases` at ``t`` [s], the number of events known then (each after
+    its detection delay, the rule of :func:`known_effectiveness`)."""
+    return jnp.sum(_onset(faults, t, True) > 0.5).astype(jnp.int32)
 
 
 def random_rotor_faults(key: Array, n_rotors: int, *, t_range: tuple[float, float] = (1.0, 5.0),

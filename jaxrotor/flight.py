@@ -33,7 +33,7 @@ from .allocators import AbstractAllocator, Allocation, AllocationData, BoxLS, Ps
 from .control import AbstractController, axis_wrench, force_direction, primary_axis_wrench, relaxed_force
 from .design.platform import TILT_ANGLES, Platform, is_concrete
 from .dynamics import Actuators, IdealServo, RotorCommand, VehicleState, initial_state
-from .faults import FULL_POSE_MARGIN, Faults, known_effectiveness, known_stuck
+from .faults import FULL_POSE_MARGIN, Faults, known_effectiveness, known_phase, known_phases, known_stuck
 from .integrate import Integrator, save_times
 from . import linalg
 from .reference import AbstractReference, RefSample
@@ -43,7 +43,7 @@ from .tilting import check_tilt_flight
 from .aero import Aerodynamics
 from .wind import Wind
 
-__all__ = ["DivergenceLimits", "Flight", "FaultPlan", "fault_aware", "flight_computer", "yaw_released_allocation",
+__all__ = ["DivergenceLimits", "Flight", "FaultPlan", "FaultPhases", "fault_aware", "fault_phases", "flight_computer", "yaw_released_allocation",
            "RELEASED_YAW_WEIGHT", "RELEASED_RIDGE"]
 
 
@@ -240,7 +240,10 @@ class Flight(eqx.Module):
 
         For a fixed-tilt quadrotor flying with faults (and yaw release allowed) it carries the relaxed hover of
         each single rotor loss (:func:`jaxrotor.relaxed.relaxed_table`, with the motor's lag, or
-        :data:`RELAXED_MOTOR_LAG` for a motor without one, discretised at :data:`RELAXED_DT`).
+        :data:`RELAXED_MOTOR_LAG` for a motor without one, discretised at :data:`RELAXED_DT`). With step-onset
+        faults (and a motor whose top speed does not follow a battery) it carries the flight computer's plan for
+        each phase of what is known (:func:`fault_phases`): the pseudo-inverses, ranks and hover axes of
+        :func:`fault_aware` are built here, once, not at every evaluation of the flight computer.
         """
         if platform.is_tilting and (self.tilt_command is not None or self.allocator.decides_tilt):
             return None
@@ -252,6 +255,11 @@ class Flight(eqx.Module):
             lag = self.actuators.motor.lag_time_constant()
             lag = RELAXED_MOTOR_LAG if lag is None else lag
             data = eqx.tree_at(lambda d: d.relaxed, data, relaxed_table(platform, data.G, lag, RELAXED_DT),
+                               is_leaf=lambda x: x is None)
+        if (self.faults is not None and self.faults.onset == 0
+                and not self.actuators.motor.draws_current()):  # static: the fault plans, once per flight
+            data = eqx.tree_at(lambda d: d.fault_plans, data,
+                               fault_phases(self.faults, data, platform.mass * platform.gravity),
                                is_leaf=lambda x: x is None)
         return data
 
@@ -389,16 +397,61 @@ def fault_aware(faults: Faults, data: AllocationData, state: VehicleState, t, we
     * ``"always"``: the yaw torque is given up once any fault is known;
     * ``"never"``: the whole wrench is allocated by the flight's allocator on the remaining columns.
 
+    The plan's geometry (the scaled ``G``, its pseudo-inverse, ranks and hover axis) depends only on what is
+    known, which with a step onset changes only at the detections: when ``data.fault_plans`` holds the
+    :class:`FaultPhases` of ``faults`` (:meth:`Flight.allocation_data`), the plan of the phase at ``t``
+    (:func:`jaxrotor.faults.known_phase`) is taken from it and only the stuck rotors' ``held`` wrench is
+    evaluated here; otherwise the whole plan is built at ``t``.
+
     Returns:
         the :class:`FaultPlan`.
     """
     n = data.G.shape[1]
-    eta = known_effectiveness(faults, n, t)
-    frozen = known_stuck(faults, n, t)
+    phases = getattr(data, "fault_plans", None)
+    if isinstance(phases, FaultPhases):  # static: the plans of the known phases, built once per flight
+        k = known_phase(faults, t)
+        plan, eta = jax.tree.map(lambda x: x[k], phases.plans), phases.eta[k]
+        frozen = None if phases.frozen is None else phases.frozen[k]
+    else:
+        eta, frozen = known_effectiveness(faults, n, t), known_stuck(faults, n, t)
+        plan = _phase_plan(faults, data, eta, frozen, weight)
+    if frozen is None:
+        return plan
+    held = data.G @ (eta * (1 - frozen) * state.rotor_speed**2)
+    return eqx.tree_at(lambda p: p.held, plan, held)
+
+
+class FaultPhases(eqx.Module):
+    """The flight computer's plans for each phase of a step-onset fault list (:func:`jaxrotor.faults.known_phases`),
+    built once per flight by :meth:`Flight.allocation_data` and looked up by :func:`fault_aware`.
+
+    Attributes:
+        plans: the :class:`FaultPlan` of each phase, every leaf with a leading ``(K+1,)`` axis (``held`` zero).
+        eta: ``(K+1, n)`` known effectiveness per phase.
+        frozen: ``(K+1, n)`` known stuck factors per phase, or ``None`` without a ``rotor_stuck`` event.
+    """
+
+    plans: FaultPlan
+    eta: Float[Array, "p n"]
+    frozen: Float[Array, "p n"] | None = None
+
+
+def fault_phases(faults: Faults, data: AllocationData, weight) -> FaultPhases:
+    """The :class:`FaultPhases` of a step-onset ``faults`` (``onset = 0``) on the fixed geometry ``data``, for a
+    vehicle of weight ``weight`` = ``m g`` [N]: :func:`fault_aware`'s plan for each phase, ``vmap`` over phases."""
+    n = data.G.shape[1]
+    eta, frozen = known_phases(faults, n)
+    if frozen is None:
+        plans = jax.vmap(lambda e: _phase_plan(faults, data, e, None, weight))(eta)
+    else:
+        plans = jax.vmap(lambda e, f: _phase_plan(faults, data, e, f, weight))(eta, frozen)
+    return FaultPhases(plans=plans, eta=eta, frozen=frozen)
+
+
+def _phase_plan(faults: Faults, data: AllocationData, eta, frozen, weight) -> FaultPlan:
+    """:func:`fault_aware`'s plan for the known effectiveness ``eta`` ``(n,)`` and stuck factors ``frozen``
+    ``(n,)`` (or ``None``), with ``held`` zero."""
     col = eta if frozen is None else eta * frozen
-    held = jnp.zeros(6, data.G.dtype)
-    if frozen is not None:
-        held = data.G @ (eta * (1 - frozen) * state.rotor_speed**2)
     G = data.G * col
     G_pinv = linalg.pinv(G)  # no LAPACK in the tick (jaxrotor.linalg)
     released = jnp.asarray(False)
@@ -417,9 +470,10 @@ def fault_aware(faults: Faults, data: AllocationData, state: VehicleState, t, we
     hover = G_pinv[:, 2]  # the inputs of a pure vertical force: the torque-free collective direction
     collective = hover / jnp.max(jnp.abs(hover))
     data_f = eqx.tree_at(lambda d: (d.G, d.G_pinv, d.collective), data, (G, G_pinv, collective))
-    return FaultPlan(data=data_f, held=held, released=released, spins=released & _must_spin(G, col),
-                     lost=jnp.argmin(col), tilted=tilted, hover=hover_ax)
-
+    if hasattr(data_f, "fault_plans"):
+        data_f = eqx.tree_at(lambda d: d.fault_plans, data_f, None, is_leaf=lambda x: x is None)
+    return FaultPlan(data=data_f, held=jnp.zeros(6, data.G.dtype), released=released,
+                     spins=released & _must_spin(G, col), lost=jnp.argmin(col), tilted=tilted, hover=hover_ax)
 
 
 def _rank(G):

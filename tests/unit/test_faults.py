@@ -371,3 +371,37 @@ def test_a_lost_quadrotor_rotor_drops_the_rank_in_either_precision(dtype):
     G = G0 * col
     assert int(_rank(G0)) == 4 and int(_rank(G)) == 3  # rank lost: fault_aware releases yaw
     assert bool(_must_spin(G, col))
+
+
+def test_known_phases_match_the_knowledge_at_each_time():
+    """The phases of a step-onset fault list (built once per flight) are the known effectiveness and stuck factors
+    between the detections, and the flight computer's plan looked up from them is the plan built at ``t``."""
+    from jaxrotor.allocators import prepare_allocation
+    from jaxrotor.design.presets import PRESETS
+    from jaxrotor.flight import FaultPhases, fault_aware, fault_phases
+
+    f = F.Faults(("rotor_partial", "rotor_stuck", "rotor_loss"), [1, 4, 3], [2.0, 1.0, 1.5], [0.5, 1.0, 0.0],
+                 [0.0, 0.2, 0.2])  # detections at 2.0, 1.2, 1.7
+    eta, frozen = F.known_phases(f, 6)
+    np.testing.assert_allclose(np.asarray(eta), [[1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 1, 1],
+                                                 [1, 0.5, 1, 0, 1, 1]])
+    np.testing.assert_allclose(np.asarray(frozen), [[1] * 6, [1, 1, 1, 1, 0, 1], [1, 1, 1, 1, 0, 1],
+                                                    [1, 1, 1, 1, 0, 1]])
+    pf = PRESETS["paper_hexarotor"]()
+    data = prepare_allocation(pf)
+    weight = pf.mass * pf.gravity
+    table = fault_phases(f, data, weight)
+    with_table = eqx.tree_at(lambda d: d.fault_plans, data, table, is_leaf=lambda x: x is None)
+    state = jr.initial_state(pf)
+    state = eqx.tree_at(lambda s: s.rotor_speed, state, jnp.linspace(400.0, 500.0, 6))
+    for t, phase in ((0.5, 0), (1.3, 1), (1.8, 2), (2.5, 3)):
+        assert int(F.known_phase(f, t)) == phase
+        np.testing.assert_allclose(np.asarray(eta[phase]), np.asarray(F.known_effectiveness(f, 6, t)))
+        np.testing.assert_allclose(np.asarray(frozen[phase]), np.asarray(F.known_stuck(f, 6, t)))
+        looked_up, built = fault_aware(f, with_table, state, t), fault_aware(f, data, state, t, weight=weight)
+        for a, b in zip(jax.tree.leaves(looked_up), jax.tree.leaves(built)):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
+    assert isinstance(table, FaultPhases) and bool(looked_up.released | looked_up.tilted)
+    assert float(jnp.abs(looked_up.held).max()) > 0  # the stuck rotor's wrench, evaluated at t
+    with pytest.raises(ValueError, match="onset"):
+        F.known_phases(F.Faults("rotor_loss", 0, 1.0, onset=0.01), 6)
