@@ -51,10 +51,10 @@ def _all_finite(xs) -> bool:
     return all(_finite(x) for x in xs)
 
 
-def run_quick(script: Path, out: Path):
+def run_quick(script: Path, out: Path, timeout: float = 600):
     env = dict(os.environ, MPLBACKEND="Agg", JAXROTOR_OUT=str(out))
     res = subprocess.run([sys.executable, str(script), "--quick", "--out", str(out)], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=600)
+                         capture_output=True, text=True, timeout=timeout)
     log = f"{script.name}:\n--- stdout\n{res.stdout[-4000:]}\n--- stderr\n{res.stderr[-3000:]}"
     return res, log
 
@@ -219,9 +219,10 @@ def test_every_script_is_covered():
     assert not own & set(SPECIFIC)
 
 
-def run_and_check(script: Path, tmp_path: Path, summary_name: str | None = None) -> dict:
-    """Run ``script --quick``, assert its printed checks agree with its JSON and all passed; return the JSON."""
-    res, log = run_quick(script, tmp_path)
+def run_and_check(script: Path, tmp_path: Path, summary_name: str | None = None, timeout: float = 600) -> dict:
+    """Run ``script --quick`` (within ``timeout`` [s]), assert its printed checks agree with its JSON and all passed;
+    return the JSON."""
+    res, log = run_quick(script, tmp_path, timeout)
     assert res.returncode in (0, 1), log  # 1: a check failed (reported below); anything else: a crash
     path = tmp_path / (summary_name or f"{script.stem}.json")
     assert path.is_file(), f"{path.name} not written\n{log}"
