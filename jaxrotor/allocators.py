@@ -34,6 +34,7 @@ import jax.numpy as jnp
 from jax import Array
 from jaxtyping import ArrayLike, Bool, Float
 
+from . import linalg
 from .allocation import allocation_matrix, hover_wrench
 from .design.platform import AngleArray, AngleLike, Platform
 from .numerics import safe_norm
@@ -310,7 +311,7 @@ def _masked_solve(H: Array, c: Array, fixed: Array, x_fixed: Array) -> Array:
     free = ~fixed
     x_B = jnp.where(fixed, x_fixed, 0.0)
     Ht = jnp.where(free[:, None] & free[None, :], H, 0.0) + jnp.diag(jnp.where(free, 0.0, 1.0))
-    return jnp.linalg.solve(Ht, jnp.where(free, c - H @ x_B, x_B))
+    return linalg.spd_solve(Ht, jnp.where(free, c - H @ x_B, x_B))  # no LAPACK in the tick (jaxrotor.linalg)
 
 
 def _box_qp_active_set(H: Array, c: Array, lo: Array, hi: Array, iterations: int) -> tuple[Array, Array]:
@@ -325,7 +326,7 @@ def _box_qp_active_set(H: Array, c: Array, lo: Array, hi: Array, iterations: int
     first bound on the way and that input is fixed. Returns two ``(n,)`` bool masks.
     """
     dtype = H.dtype
-    x_free = jnp.linalg.solve(H, c)
+    x_free = linalg.spd_solve(H, c)
     x0 = jnp.clip(x_free, lo, hi)
     tol = 1e3 * jnp.finfo(dtype).eps
 

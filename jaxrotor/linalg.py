@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-__all__ = ["SWEEPS", "singular_values", "pinv", "rank"]
+__all__ = ["SWEEPS", "singular_values", "pinv", "rank", "cholesky", "spd_solve"]
 
 #: Jacobi sweeps over all column pairs; each sweep roughly squares the off-diagonal residual.
 SWEEPS = 8
@@ -101,3 +101,42 @@ def rank(A: Float[Array, "m n"], rtol: float, sweeps: int = SWEEPS) -> Array:
     """``()`` int: the number of singular values of ``A`` above ``rtol * sigma_max`` (``0`` for ``A = 0``)."""
     sv = singular_values(A, sweeps)
     return jnp.sum(sv > rtol * jnp.maximum(sv[0], jnp.finfo(sv.dtype).tiny))
+
+
+def cholesky(A: Float[Array, "n n"]) -> Float[Array, "n n"]:
+    """Lower-triangular ``L`` with ``A = L L^T`` for a symmetric positive definite ``A`` ``(n, n)`` (small ``n``,
+    static), column by column (Cholesky–Banachiewicz):
+
+        ``L_jj = sqrt(A_jj - sum_{k<j} L_jk^2)``,  ``L_ij = (A_ij - sum_{k<j} L_ik L_jk) / L_jj``  (``i > j``)
+
+    in ``jax.numpy``, unrolled over the columns: no LAPACK custom call (``potrf``/``getrf`` spread a large batch over
+    XLA's intra-op pool and can deadlock there, module docstring). A pivot below ``eps |A_jj|`` (``A`` singular or
+    not positive definite to rounding) is raised to it, so the result stays finite."""
+    A = jnp.asarray(A)
+    n = A.shape[-1]
+    eps, tiny = jnp.finfo(A.dtype).eps, jnp.finfo(A.dtype).tiny
+    L = jnp.zeros_like(A)
+    for j in range(n):
+        floor = jnp.maximum(eps * jnp.abs(A[j, j]), tiny)
+        d = jnp.sqrt(jnp.maximum(A[j, j] - jnp.sum(L[j, :j] ** 2), floor))
+        L = L.at[j, j].set(d)
+        if j + 1 < n:
+            L = L.at[j + 1:, j].set((A[j + 1:, j] - L[j + 1:, :j] @ L[j, :j]) / d)
+    return L
+
+
+def spd_solve(A: Float[Array, "n n"], b: Float[Array, " n"]) -> Float[Array, " n"]:
+    """``x = A^{-1} b`` for a symmetric positive definite ``A`` ``(n, n)``: :func:`cholesky`, then the forward
+    substitution ``L y = b`` and the back substitution ``L^T x = y``, unrolled in ``jax.numpy`` (no LAPACK;
+    ``jit``, ``vmap`` and reverse mode through the elementwise steps). For the box least-squares allocator's
+    normal equations (:class:`jaxrotor.allocators.BoxLS`), which run inside the flight loop."""
+    L = cholesky(A)
+    b = jnp.asarray(b, L.dtype)
+    n = L.shape[0]
+    y = jnp.zeros_like(b)
+    for i in range(n):
+        y = y.at[i].set((b[i] - L[i, :i] @ y[:i]) / L[i, i])
+    x = jnp.zeros_like(b)
+    for i in reversed(range(n)):
+        x = x.at[i].set((y[i] - L[i + 1:, i] @ x[i + 1:]) / L[i, i])
+    return x
