@@ -38,29 +38,50 @@ __all__ = ["HostTimings", "fly", "fly_with_timings"]
 @eqx.filter_jit
 def _fly_scan(platform: Platform, controller: AbstractController, flight: Flight, plant: AbstractPlant,
               schedule: ControlSchedule) -> Trajectory:
+    """The ticks of a jittable plant as one ``lax.scan`` that stores only the saved samples.
+
+    A sample (the true state at the tick, what the plant applied over the interval after it, the
+    tick's record) is written into a carried buffer of ``S = K // save_every + 1`` rows under a
+    ``lax.cond`` on the tick index ``k % save_every == 0``; the index is not batched, so under
+    ``vmap`` the condition stays a branch and the other ticks write nothing. Stacking every tick's
+    sample as scan outputs and slicing them afterwards gives the same trajectory, bit for bit, with
+    ``K + 1`` rows written instead of ``S``.
+    """
     dtype = platform.mass.dtype
-    K, h = schedule.ticks, schedule.period
+    K, h, every = schedule.ticks, schedule.period, schedule.save_every
     n = K + 1  # ticks 0..K; the last one is recorded at t1 and not integrated (h_K = 0)
+    S = K // every + 1  # saved ticks 0, every, ..., (S - 1) every
     errors, gusts = flight_noise(flight, n, h, dtype)
     ps0 = plant.init(platform, flight, plant_key(flight))
     computer = FlightComputer.build(plant.controller_platform(platform, ps0), controller, flight)
     tick0 = computer.init(plant.read(ps0).state)
+    ks = jnp.arange(n)
     ts = flight.t0 + h * jnp.arange(n, dtype=dtype)
-    hs = jnp.where(jnp.arange(n) < K, jnp.asarray(h, dtype), jnp.asarray(0.0, dtype))
+    hs = jnp.where(ks < K, jnp.asarray(h, dtype), jnp.asarray(0.0, dtype))
 
-    def body(carry, xs):
-        ps, tstate = carry
-        t, h_k, err, gust = xs
+    def one(ps, tstate, t, h_k, err, gust):
         reading = plant.read(ps)
         tstate, plant_input, record = tick(computer, tstate, reading.state, t, h_k, err, gust)
         ps = plant.step(ps, plant_input, h_k)
         after = plant.read(ps)
-        return (ps, tstate), (reading.state, after.applied, record, after.ok)
+        return ps, tstate, (reading.state, after.applied, record), after.ok
 
-    _, (states, applied, records, ok) = jax.lax.scan(body, (ps0, tick0), (ts, hs, errors, gusts))
-    keep = slice(0, n, schedule.save_every)
-    states, applied, records, t = jax.tree_util.tree_map(lambda x: x[keep], (states, applied, records, ts))
-    return flight_trajectory(flight, t, states, applied, records, jnp.all(ok), K * plant.steps_per_tick(ps0))
+    shapes = jax.eval_shape(lambda: one(ps0, tick0, ts[0], hs[0], errors[0], gusts[0])[2])
+    samples0 = jax.tree_util.tree_map(lambda x: jnp.zeros((S,) + x.shape, x.dtype), shapes)
+
+    def body(carry, xs):
+        ps, tstate, samples, ok = carry
+        k, t, h_k, err, gust = xs
+        ps, tstate, sample, ok_k = one(ps, tstate, t, h_k, err, gust)
+        samples = jax.lax.cond(
+            k % every == 0,
+            lambda b: jax.tree_util.tree_map(lambda rows, x: rows.at[k // every].set(x), b, sample),
+            lambda b: b, samples)
+        return (ps, tstate, samples, ok & ok_k), None
+
+    (ps, _, (states, applied, records), ok), _ = jax.lax.scan(
+        body, (ps0, tick0, samples0, jnp.asarray(True)), (ks, ts, hs, errors, gusts))
+    return flight_trajectory(flight, ts[::every], states, applied, records, ok, K * plant.steps_per_tick(ps0))
 
 
 def _prepare(platform, controller, flight, plant) -> tuple[AbstractPlant, ControlSchedule | None]:
