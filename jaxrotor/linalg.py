@@ -125,11 +125,12 @@ def cholesky(A: Float[Array, "n n"]) -> Float[Array, "n n"]:
     return L
 
 
-def spd_solve(A: Float[Array, "n n"], b: Float[Array, " n"]) -> Float[Array, " n"]:
-    """``x = A^{-1} b`` for a symmetric positive definite ``A`` ``(n, n)``: :func:`cholesky`, then the forward
-    substitution ``L y = b`` and the back substitution ``L^T x = y``, unrolled in ``jax.numpy`` (no LAPACK;
-    ``jit``, ``vmap`` and reverse mode through the elementwise steps). For the box least-squares allocator's
-    normal equations (:class:`jaxrotor.allocators.BoxLS`), which run inside the flight loop."""
+def spd_solve(A: Float[Array, "n n"], b: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
+    """``x = A^{-1} b`` for a symmetric positive definite ``A`` ``(n, n)`` and ``b`` ``(n,)`` or ``(n, k)`` (``k``
+    right-hand sides): :func:`cholesky`, then the forward substitution ``L y = b`` and the back substitution
+    ``L^T x = y``, row by row, unrolled in ``jax.numpy`` (no LAPACK; ``jit``, ``vmap`` and reverse mode through the
+    elementwise steps). For the normal equations solved inside the flight loop: the box least-squares allocator's
+    (:class:`jaxrotor.allocators.BoxLS`) and the tilting allocators' damped ones (:mod:`jaxrotor.tilt_allocators`)."""
     L = cholesky(A)
     b = jnp.asarray(b, L.dtype)
     n = L.shape[0]

@@ -19,6 +19,7 @@ from jax import Array
 from jaxtyping import Bool, Float
 
 from .allocation import allocation_matrix, characteristic_length, rotor_positions
+from . import linalg
 from .allocators import AbstractAllocator, Allocation, AllocationData, allocation_record
 from .design.platform import AngleArray, Platform, is_concrete, per_rotor_angles
 from .metrics import reference_power
@@ -54,7 +55,7 @@ def _damped_least_norm(A: Array, b: Array, damping: float) -> Array:
     """``A^T (A A^T + lam I)^-1 b`` with ``lam = damping * trace(A A^T) / rows``: the (damped) minimum-norm solution."""
     AAt = A @ A.T
     lam = damping * jnp.trace(AAt) / AAt.shape[0]
-    return A.T @ jnp.linalg.solve(AAt + lam * jnp.eye(AAt.shape[0], dtype=A.dtype), b)
+    return A.T @ linalg.spd_solve(AAt + lam * jnp.eye(AAt.shape[0], dtype=A.dtype), b)
 
 
 def _check_limits(owner: str, name: str, limits) -> tuple[float, float]:
@@ -102,7 +103,7 @@ def speeds_at(platform: Platform, wrench: Float[Array, "6"], alpha: AngleArray |
     r = S * (wrench - G @ u_hint)
     GtG = Gs.T @ Gs
     lam = damping * jnp.trace(GtG) / GtG.shape[0]
-    du = jnp.linalg.solve(GtG + lam * jnp.eye(GtG.shape[0], dtype=G.dtype), Gs.T @ r)
+    du = linalg.spd_solve(GtG + lam * jnp.eye(GtG.shape[0], dtype=G.dtype), Gs.T @ r)
     return jnp.clip(u_hint + du, platform.u_min, platform.u_max), G
 
 
@@ -288,10 +289,10 @@ class ExtendedVariable(AbstractAllocator):
         AAt = As @ As.T
         lam = self.damping * jnp.trace(AAt) / 6
         M = AAt + lam * jnp.eye(6, dtype=A.dtype)
-        v = As.T @ jnp.linalg.solve(M, S * wrench)
+        v = As.T @ linalg.spd_solve(M, S * wrench)
 
         def project(g):  # P g = g - A^+ A g, keeps A v unchanged
-            return g - As.T @ jnp.linalg.solve(M, As @ g)
+            return g - As.T @ linalg.spd_solve(M, As @ g)
 
         T_lo = platform.c_f * platform.u_min
         T_hi = platform.c_f * platform.u_max
@@ -318,7 +319,7 @@ class ExtendedVariable(AbstractAllocator):
             PJt = project(Jt)
             JPJt = Jt.T @ PJt
             mu = 1e-6 * jnp.trace(JPJt) / n + jnp.finfo(A.dtype).tiny
-            return v + PJt @ jnp.linalg.solve(JPJt + mu * eye_n, push), None
+            return v + PJt @ linalg.spd_solve(JPJt + mu * eye_n, push), None
 
         v, _ = jax.lax.scan(step, v, None, length=self.null_steps)
         V = v.reshape(n, k)
@@ -556,7 +557,8 @@ class CantLookupTable(eqx.Module):
             Gs = S[:, None] * allocation_matrix(platform, a)
             AAt = Gs @ Gs.T
             lam = damping * jnp.trace(AAt) / 6
-            return (Gs.T @ jnp.linalg.inv(AAt + lam * jnp.eye(6, dtype=Gs.dtype)))[:, :3]
+            eye = jnp.eye(6, dtype=Gs.dtype)
+            return Gs.T @ linalg.spd_solve(AAt + lam * eye, eye[:, :3])
 
         span = platform.u_max - platform.u_min
         finite = jnp.isfinite(span)

@@ -128,3 +128,34 @@ def test_spd_solve_gradient_and_batch():
     Hs, bs = jnp.stack([H] * 8), jnp.stack([b] * 8)
     assert "custom_call" not in jax.jit(jax.vmap(linalg.spd_solve)).lower(Hs, bs).as_text()
     assert "custom_call" in jax.jit(jax.vmap(jnp.linalg.solve)).lower(Hs, bs).as_text()
+
+
+def test_spd_solve_with_several_right_hand_sides():
+    """``b`` ``(n, k)``: each column as solved alone (to rounding), and against numpy's LAPACK (the tilting allocators' null-space
+    projection and the cant lookup table solve with matrix right-hand sides)."""
+    rng = np.random.default_rng(5)
+    A = rng.normal(size=(6, 6))
+    H = A @ A.T + 0.1 * np.eye(6)
+    B = rng.normal(size=(6, 4))
+    X = np.asarray(linalg.spd_solve(jnp.asarray(H), jnp.asarray(B)))
+    assert X.shape == (6, 4)
+    np.testing.assert_allclose(X, np.linalg.solve(H, B), rtol=1e-10, atol=1e-12)
+    for j in range(4):
+        np.testing.assert_allclose(X[:, j], np.asarray(linalg.spd_solve(jnp.asarray(H), jnp.asarray(B[:, j]))),
+                                   rtol=1e-14, atol=1e-15)
+
+
+def test_tilting_allocators_lower_without_custom_call():
+    """The tilting allocators solve their damped normal equations with :func:`linalg.spd_solve`: a vmapped batch of
+    extended-variable solutions (its projection, Gauss-Newton steps and clip) and of the speed refinement has no
+    LAPACK custom call (the pool deadlock of the module docstring)."""
+    from jaxrotor.design import presets
+    from jaxrotor.tilt_allocators import ExtendedVariable, speeds_at
+
+    p = presets.get("cs_ai_ting_6r")
+    ws = jnp.tile(jnp.asarray([0.5, -0.3, float(p.mass * p.gravity), 0.01, 0.02, 0.0]), (8, 1))
+    ev = ExtendedVariable()
+    solve = jax.vmap(lambda w: ev.solve(p, w, p.alpha, p.beta).u)
+    refine = jax.vmap(lambda w: speeds_at(p, w, p.alpha, p.beta, jnp.full(p.n_rotors, 1e5))[0])
+    for fn in (solve, refine):
+        assert "custom_call" not in jax.jit(fn).lower(ws).as_text()
