@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-__all__ = ["SWEEPS", "singular_values", "pinv", "rank", "cholesky", "spd_solve"]
+__all__ = ["SWEEPS", "singular_values", "pinv", "rank", "cholesky", "cholesky_solve", "spd_solve"]
 
 #: Jacobi sweeps over all column pairs; each sweep roughly squares the off-diagonal residual.
 SWEEPS = 8
@@ -127,11 +127,19 @@ def cholesky(A: Float[Array, "n n"]) -> Float[Array, "n n"]:
 
 def spd_solve(A: Float[Array, "n n"], b: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
     """``x = A^{-1} b`` for a symmetric positive definite ``A`` ``(n, n)`` and ``b`` ``(n,)`` or ``(n, k)`` (``k``
-    right-hand sides): :func:`cholesky`, then the forward substitution ``L y = b`` and the back substitution
-    ``L^T x = y``, row by row, unrolled in ``jax.numpy`` (no LAPACK; ``jit``, ``vmap`` and reverse mode through the
-    elementwise steps). For the normal equations solved inside the flight loop: the box least-squares allocator's
-    (:class:`jaxrotor.allocators.BoxLS`) and the tilting allocators' damped ones (:mod:`jaxrotor.tilt_allocators`)."""
-    L = cholesky(A)
+    right-hand sides): ``cholesky_solve(cholesky(A), b)`` (:func:`cholesky`, :func:`cholesky_solve`; no LAPACK;
+    ``jit``, ``vmap`` and reverse mode through the elementwise steps). For the normal equations solved inside the
+    flight loop: the box least-squares allocator's (:class:`jaxrotor.allocators.BoxLS`) and the tilting allocators'
+    damped ones (:mod:`jaxrotor.tilt_allocators`). Factor once with :func:`cholesky` and call
+    :func:`cholesky_solve` where one matrix meets several right-hand sides in turn."""
+    return cholesky_solve(cholesky(A), b)
+
+
+def cholesky_solve(L: Float[Array, "n n"], b: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
+    """``x = (L L^T)^{-1} b`` for a lower-triangular Cholesky factor ``L`` ``(n, n)`` (:func:`cholesky`) and ``b``
+    ``(n,)`` or ``(n, k)``: the forward substitution ``L y = b`` and the back substitution ``L^T x = y``, row by
+    row, unrolled in ``jax.numpy`` (no LAPACK; ``jit``, ``vmap``, reverse mode)."""
+    L = jnp.asarray(L)
     b = jnp.asarray(b, L.dtype)
     n = L.shape[0]
     y = jnp.zeros_like(b)

@@ -289,10 +289,11 @@ class ExtendedVariable(AbstractAllocator):
         AAt = As @ As.T
         lam = self.damping * jnp.trace(AAt) / 6
         M = AAt + lam * jnp.eye(6, dtype=A.dtype)
-        v = As.T @ linalg.spd_solve(M, S * wrench)
+        L_M = linalg.cholesky(M)  # factored once, used by v and every projection
+        v = As.T @ linalg.cholesky_solve(L_M, S * wrench)
 
         def project(g):  # P g = g - A^+ A g, keeps A v unchanged
-            return g - As.T @ linalg.spd_solve(M, As @ g)
+            return g - As.T @ linalg.cholesky_solve(L_M, As @ g)
 
         T_lo = platform.c_f * platform.u_min
         T_hi = platform.c_f * platform.u_max
@@ -555,10 +556,7 @@ class CantLookupTable(eqx.Module):
 
         def entry(a):
             Gs = S[:, None] * allocation_matrix(platform, a)
-            AAt = Gs @ Gs.T
-            lam = damping * jnp.trace(AAt) / 6
-            eye = jnp.eye(6, dtype=Gs.dtype)
-            return Gs.T @ linalg.spd_solve(AAt + lam * eye, eye[:, :3])
+            return _damped_least_norm(Gs, jnp.eye(6, dtype=Gs.dtype)[:, :3], damping)
 
         span = platform.u_max - platform.u_min
         finite = jnp.isfinite(span)
