@@ -79,7 +79,7 @@ def _fly_scan(platform: Platform, controller: AbstractController, flight: Flight
             lambda b: b, samples)
         return (ps, tstate, samples, ok & ok_k), None
 
-    (ps, _, (states, applied, records), ok), _ = jax.lax.scan(
+    (_, _, (states, applied, records), ok), _ = jax.lax.scan(
         body, (ps0, tick0, samples0, jnp.asarray(True)), (ks, ts, hs, errors, gusts))
     return flight_trajectory(flight, ts[::every], states, applied, records, ok, K * plant.steps_per_tick(ps0))
 
