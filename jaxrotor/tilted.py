@@ -22,7 +22,7 @@ from jaxtyping import Array, Bool, Float
 from . import linalg
 from .allocators import Allocation, AllocationData, BoxLS, allocation_record
 
-__all__ = ["AXIS_CANDIDATES", "AXIS_MARGIN", "MAX_AXIS_TILT", "HoverAxis", "hover_axis", "axis_allocation"]
+__all__ = ["AXIS_CANDIDATES", "AXIS_MARGIN", "MAX_AXIS_TILT", "HoverAxis", "hover_axis", "axis_margin", "axis_allocation"]
 
 #: Number of candidate directions :func:`hover_axis` tries (a Fibonacci upper hemisphere mapped into ``D``).
 AXIS_CANDIDATES = 512
@@ -91,6 +91,18 @@ def hover_axis(G: Float[Array, "6 n"], u_min: Float[Array, " n"], u_max: Float[A
     Returns:
         the :class:`HoverAxis`.
     """
+    d, P_D, u, margin, tilt, valid, rank_M, _ = _candidates(G, u_min, u_max, weight, alive)
+    score = jnp.where(valid & (margin >= AXIS_MARGIN), 10.0 - tilt, jnp.where(valid, margin, -jnp.inf))
+    k = jnp.argmax(score)
+    best = jnp.where(valid[k], margin[k], -jnp.inf)
+    return HoverAxis(axis=d[:, k], projector=P_D, inputs=u[:, k], margin=best, tilt=tilt[k],
+                     feasible=rank_M & (best >= AXIS_MARGIN))
+
+
+def _candidates(G, u_min, u_max, weight, alive):
+    """The :data:`AXIS_CANDIDATES` directions of :func:`hover_axis`: ``(d (3, k), P_D, u (n, k), margin (k,),
+    tilt (k,), valid (k,), rank_M, in_D (k,))``; ``valid`` = in ``D``, within the upper bounds and tilted at most
+    :data:`MAX_AXIS_TILT`."""
     G = jnp.asarray(G)
     dtype = G.dtype
     F, M = G[:3], G[3:]
@@ -120,13 +132,40 @@ def hover_axis(G: Float[Array, "6 n"], u_min: Float[Array, " n"], u_max: Float[A
     margin = jnp.where(mean > 0, low / jnp.where(mean > 0, mean, 1.0), -jnp.inf)
     tilt = jnp.arccos(jnp.clip(d[2], -1.0, 1.0))
     valid = in_D & within & (tilt <= MAX_AXIS_TILT) & jnp.isfinite(margin)
-    score = jnp.where(valid & (margin >= AXIS_MARGIN), 10.0 - tilt, jnp.where(valid, margin, -jnp.inf))
-    k = jnp.argmax(score)
     sv = linalg.singular_values(M)
     rank_M = sv[2] > max(1e-9, 100 * float(jnp.finfo(dtype).eps)) * jnp.maximum(sv[0], 1e-30 * scale)
-    best = jnp.where(valid[k], margin[k], -jnp.inf)
-    return HoverAxis(axis=d[:, k], projector=P_D, inputs=u[:, k], margin=best, tilt=tilt[k],
-                     feasible=rank_M & (best >= AXIS_MARGIN))
+    return d, P_D, u, margin, tilt, valid, rank_M, in_D
+
+
+def axis_margin(G: Float[Array, "6 n"], u_min: Float[Array, " n"], u_max: Float[Array, " n"], weight,
+                alive: Bool[Array, " n"] | None = None, *, tilt_slope: float = 10.0) -> Float[Array, ""]:
+    """A continuous measure of :func:`hover_axis`'s feasibility, for design constraints: ``>=`` :data:`AXIS_MARGIN`
+    exactly when some candidate direction is a feasible static hover.
+
+    ``max_k min(margin_k, AXIS_MARGIN + s (MAX_AXIS_TILT - tilt_k))`` over the candidates ``k`` in ``D``
+    (``margin_k`` and ``tilt_k`` [rad] as in :func:`hover_axis`, ``s`` = ``tilt_slope`` [1/rad]): a direction
+    tilted less than :data:`MAX_AXIS_TILT` by ``(1 - AXIS_MARGIN) / s`` or more counts with its margin (``<= 1``);
+    nearer the cone's edge the margin is capped, falling to :data:`AXIS_MARGIN` at the edge (a margin of at least
+    :data:`AXIS_MARGIN` keeps the inputs within their upper bounds too), and a direction tilted further scores below
+    :data:`AXIS_MARGIN` by ``s`` times the excess, so an optimiser sees how far the hover axis is from the cone.
+    Continuous and piecewise smooth in ``G`` (the max over a finite set); ``-1`` when ``M`` lost rank or ``D`` is
+    empty (no zero-moment force).
+
+    Args:
+        G: ``(6, n)`` allocation matrix ``[F; M]``, a lost rotor's column zero (as :func:`hover_axis`).
+        u_min: ``(n,)`` lower input bounds.
+        u_max: ``(n,)`` upper input bounds (``inf`` allowed).
+        weight: ``()`` force to hold [the units of ``F u``].
+        alive: ``(n,)`` bool, the rotors counted in the margin (default: the nonzero columns of ``G``).
+        tilt_slope: ``s`` [1/rad], the score lost per radian of tilt toward and beyond the cone's edge.
+
+    Returns:
+        ``()`` dimensionless score (``<= 1``).
+    """
+    _, _, _, margin, tilt, _, rank_M, in_D = _candidates(G, u_min, u_max, weight, alive)
+    score = jnp.minimum(margin, AXIS_MARGIN + tilt_slope * (MAX_AXIS_TILT - tilt))
+    best = jnp.max(jnp.where(in_D & jnp.isfinite(margin), score, -jnp.inf))
+    return jnp.where(rank_M & jnp.isfinite(best), best, -jnp.ones_like(best))
 
 
 def axis_allocation(data: AllocationData, hover: HoverAxis, w_des: Float[Array, "6"]) -> Allocation:

@@ -60,6 +60,7 @@ from .measures import nominal_thrust_to_weight as nominal_thrust_to_weight
 from .measures import horizontal_directions as horizontal_directions
 from .measures import hover_efficiency as hover_efficiency
 from .measures import rotor_loss_margin as rotor_loss_margin
+from .measures import rotor_loss_axis_margin as rotor_loss_axis_margin
 from .measures import singular_values as singular_values
 from .measures import smooth_lateral_force_capability as smooth_lateral_force_capability
 from .polytopes import POLYTOPE_KEYS as POLYTOPE_KEYS
@@ -114,6 +115,7 @@ __all__ = [
     "hover_efficiency",
     "smooth_lateral_force_capability",
     "rotor_loss_margin",
+    "rotor_loss_axis_margin",
     "horizontal_directions",
     "POLYTOPE_KEYS",
     "Polytope",

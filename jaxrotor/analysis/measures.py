@@ -27,6 +27,7 @@ __all__ = [
     "horizontal_directions",
     "smooth_lateral_force_capability",
     "rotor_loss_margin",
+    "rotor_loss_axis_margin",
 ]
 
 
@@ -287,6 +288,51 @@ def rotor_loss_margin(
     Ms = Gs[3:]
     t_schedule = barrier_schedule(barrier_t_max, stages, newton_steps, Gs.dtype)
     r = jax.vmap(lambda idx: _max_min_ratio(Ms[:, idx], t_schedule))(jnp.asarray(keep))
+    if temperature > 0:
+        return -temperature * jax.nn.logsumexp(-r / temperature)
+    return jnp.min(r)
+
+
+def rotor_loss_axis_margin(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None, *,
+                           temperature: float = 1e-3) -> Float[Array, ""]:
+    """Differentiable margin of the tilted full-pose hover after the worst single rotor loss (pure JAX).
+
+    For each rotor ``j``, :func:`jaxrotor.tilted.axis_margin` of the normalised system with column ``j`` zeroed
+    (``A``, bounds ``lo``, ``hi``, weight 1: the system :func:`jaxrotor.analysis.rotor_loss` passes to
+    :func:`jaxrotor.tilted.hover_axis`): the best margin ``min_i min(x_i - lo_i, hi_i - x_i) / mean_i x_i`` of a
+    zero-moment hover along a body axis tilted at most :data:`jaxrotor.tilted.MAX_AXIS_TILT`, lowered by the
+    tilt beyond it. ``r_j >=`` :data:`jaxrotor.tilted.AXIS_MARGIN` exactly when the tilted hover after losing ``j``
+    is feasible, i.e. when the exact analysis calls the loss of a rank-6 vehicle ``"full_pose"`` by its tilted
+    hover and the flight computer flies it (:func:`jaxrotor.flight.fault_aware`). Unlike
+    :func:`rotor_loss_margin` it counts the upper input bounds (the motors' top speeds) and the tilt the vehicle
+    must hold. The worst loss is the soft minimum ``-tau log sum_j exp(-r_j / tau)`` (``tau = temperature``, at
+    most ``tau log n`` below the hard minimum; 0 for the hard minimum).
+
+    Args:
+        platform: the design.
+        alpha: optional cant angle(s) [rad] (shape of ``platform.alpha``).
+        beta: optional dihedral angle(s) [rad] (shape of ``platform.beta``).
+        temperature: soft-min temperature (dimensionless, static).
+
+    Returns:
+        ``()`` dimensionless margin (``<= 1``).
+
+    Raises:
+        ValueError: ``temperature < 0``.
+    """
+    from ..tilted import axis_margin
+
+    _check_temperature(temperature)
+    s = normalised(platform, alpha, beta)
+    n = s.A.shape[1]
+    eye = jnp.eye(n, dtype=bool)
+
+    def one(j_mask):
+        alive = ~j_mask
+        A = jnp.where(alive[None, :], s.A, 0.0)
+        return axis_margin(A, jnp.where(alive, s.lo, 0.0), jnp.where(alive, s.hi, jnp.inf), 1.0, alive=alive)
+
+    r = jax.vmap(one)(eye)
     if temperature > 0:
         return -temperature * jax.nn.logsumexp(-r / temperature)
     return jnp.min(r)

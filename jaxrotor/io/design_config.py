@@ -11,9 +11,9 @@ The vehicle and flight tables (``[platform]``, ``[parts.*]``, ``[controller]``, 
     hover_tilt = 15.0                # deg, the attitude of the hover_tilt measure
     payload_twr = 2.0                # thrust-to-weight kept by the payload measure
 
-    [design.variables.propeller_diameter]   # continuous: arm_length, tilt, elevation, propeller_diameter,
-    lower = 0.20                            # propeller_pitch [m], battery_capacity [mAh]; tilt and
-    upper = 0.30                            # elevation in degrees here
+    [design.variables.propeller_diameter]   # continuous: arm_length, tilt, dihedral, elevation,
+    lower = 0.20                            # propeller_diameter, propeller_pitch [m], battery_capacity
+    upper = 0.30                            # [mAh]; tilt, dihedral and elevation in degrees here
     start = 0.254
 
     [design.constraints.tracking]    # one table per measure (jaxrotor.optimize.codesign.MEASURES)
@@ -51,7 +51,7 @@ from .toml import ConfigError, Table, read_toml
 
 __all__ = ["DesignSettings", "DesignConfig", "load_design", "design_from_dict"]
 
-_DEG_VARIABLES = ("tilt", "elevation")
+_DEG_VARIABLES = ("tilt", "dihedral", "elevation")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,7 +120,7 @@ def _variables(t: Table, platform) -> tuple:
     defaults = {"arm_length": float(platform.arm_length), "propeller_diameter": float(parts.propeller.diameter),
                 "propeller_pitch": float(parts.propeller.pitch),
                 "battery_capacity": float(parts.battery.capacity_mah) if parts.battery is not None else None,
-                "tilt": None, "elevation": None}
+                "tilt": None, "dihedral": None, "elevation": None}
     for name in list(t.data):
         if name not in VARIABLES:
             raise t.fail(name, t.data[name], "not a design variable", f"use one of {', '.join(VARIABLES)}")

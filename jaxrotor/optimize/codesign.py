@@ -5,7 +5,7 @@
     (x, motor, cells) -> vehicle from parts -> auto gains -> mission flights on a randomised batch
                       -> {objective, constraint values}
 
-* ``x`` ``(d,)``: the continuous variables (:data:`VARIABLES`: arm length, tilt, elevation,
+* ``x`` ``(d,)``: the continuous variables (:data:`VARIABLES`: arm length, tilt (cant), dihedral, elevation,
   propeller diameter and pitch, battery capacity) in their units;
 * ``motor``: an index into the problem's motor catalogue (:mod:`jaxrotor.design.catalogue`);
 * ``cells``: the battery's series cell count (static: the problem is compiled once per value).
@@ -25,7 +25,10 @@ over ``m g``), ``tracking`` (RMS position error over the mission's flights and m
 ``attitude`` (RMS attitude error) [rad], ``stability_margin``
 (:func:`jaxrotor.analysis.stability.stability_margin`) [1/s], ``hover_tilt`` (input margin of the
 pseudo-inverse hover at roll and pitch ``+-tilt``: ``min_i min(u_max - u_i, u_i - u_min) / u_max``),
-``rotor_loss`` (:func:`jaxrotor.analysis.rotor_loss_margin`), ``clearance`` (smallest gap between
+``rotor_loss`` (:func:`jaxrotor.analysis.rotor_loss_margin`: a zero-moment hover after the worst single loss,
+input bounds not counted), ``rotor_loss_axis`` (:func:`jaxrotor.analysis.rotor_loss_axis_margin`: the tilted
+full-pose hover after the worst single loss, the rule of the exact analysis and of the flight computer; at least
+:data:`jaxrotor.tilted.AXIS_MARGIN` = 0.1 when every loss is held in full pose), ``clearance`` (smallest gap between
 propeller discs of neighbouring rotors and between a disc and the hub) [m], ``battery_current``
 (full-throttle pack current over the pack's rating).
 
@@ -71,14 +74,15 @@ __all__ = ["VARIABLES", "MEASURES", "OBJECTIVES", "Variable", "Constraint", "Cod
 
 #: Continuous design variables: name -> unit.
 VARIABLES: dict[str, str] = {
-    "arm_length": "m", "tilt": "rad", "elevation": "rad", "propeller_diameter": "m", "propeller_pitch": "m",
+    "arm_length": "m", "tilt": "rad", "dihedral": "rad", "elevation": "rad", "propeller_diameter": "m", "propeller_pitch": "m",
     "battery_capacity": "mAh",
 }
 #: Measures of a design: name -> (unit, needs the flights).
 MEASURES: dict[str, tuple[str, bool]] = {
     "mass": ("kg", False), "endurance": ("s", False), "payload": ("kg", False), "thrust_to_weight": ("1", False),
     "tracking": ("m", True), "attitude": ("rad", True), "stability_margin": ("1/s", False),
-    "hover_tilt": ("1", False), "rotor_loss": ("1", False), "clearance": ("m", False),
+    "hover_tilt": ("1", False), "rotor_loss": ("1", False), "rotor_loss_axis": ("1", False),
+    "clearance": ("m", False),
     "battery_current": ("1", False),
 }
 #: Objectives: name -> +1 maximised, -1 minimised.
@@ -240,6 +244,8 @@ class CodesignProblem(eqx.Module):
             fields["arm_length"] = v["arm_length"] * jnp.ones_like(p.arm_length)
         if "tilt" in v:
             fields["alpha"] = v["tilt"] * jnp.ones_like(p.alpha)
+        if "dihedral" in v:
+            fields["beta"] = v["dihedral"] * jnp.ones_like(p.beta)
         if "elevation" in v:
             fields["delta"] = v["elevation"] * jnp.ones_like(p.delta)
         platform = dataclasses.replace(p, **fields).derive()
@@ -250,7 +256,7 @@ class CodesignProblem(eqx.Module):
     def measures(self, x: Array, motor, cells: int, need: frozenset | None = None) -> dict[str, Array]:
         """Every measure of :data:`MEASURES` the objective and constraints use (or ``need``), plus ``mass``,
         ``endurance`` and ``diverged`` (fraction of members whose flight diverged)."""
-        from ..analysis import rotor_loss_margin
+        from ..analysis import rotor_loss_axis_margin, rotor_loss_margin
         from ..electrical import endurance_hover, max_vertical_thrust, motor_steady_state, payload_capacity, top_speed
 
         need = set(need) if need is not None else {c.measure for c in self.constraints} | {self.objective}
@@ -274,6 +280,8 @@ class CodesignProblem(eqx.Module):
             out["hover_tilt"] = _hover_tilt_margin(platform, math.radians(self.hover_tilt_deg))
         if "rotor_loss" in need:
             out["rotor_loss"] = rotor_loss_margin(platform)
+        if "rotor_loss_axis" in need:
+            out["rotor_loss_axis"] = rotor_loss_axis_margin(platform)
         if "stability_margin" in need:
             from ..analysis.stability import stability_margin
 

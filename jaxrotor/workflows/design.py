@@ -8,7 +8,10 @@
    ``budget_factor`` times the gradient method's evaluations, for every seed;
 3. sweeps the Pareto measure's bound (epsilon-constraint: one constrained solve per bound,
    warm-started), keeping the points that satisfy every constraint;
-4. writes the winning design (and each Pareto point) as a vehicle configuration
+4. when a constraint asks for a survivable rotor loss (``rotor_loss`` or ``rotor_loss_axis``), analyses every
+   single-rotor loss of the winner exactly (:func:`jaxrotor.analysis.rotor_loss`: ``best.rotor_losses_analysis``);
+   a loss the analysis calls ``"lost"`` fails the verdict;
+5. writes the winning design (and each Pareto point) as a vehicle configuration
    (``best.toml``: ``[platform]``, ``[parts.*]``, the controller, actuators, solver and the
    mission's first flight), and flies it on the physics layer (MuJoCo C engine: spinning
    propellers, motor lag, the mission's flight computer and sensor noise, or one at
@@ -16,7 +19,7 @@
    endurance from the physics flight's rotor speeds and the mission's tracking, beside the analytic
    prediction; with ``rotor_losses``, every single-rotor loss of the winner on both layers
    (:func:`jaxrotor.workflows.faults.rotor_loss_report`) against the static analysis;
-5. writes ``design.json``, ``convergence.png`` (objective against flights flown, both methods)
+6. writes ``design.json``, ``convergence.png`` (objective against flights flown, both methods)
    and ``pareto.png``.
 
 ``design.json`` keys (the contract): ``objective`` (``name``, ``sense``: ``"maximize"`` or
@@ -104,7 +107,7 @@ def write_toml(data: dict, path: str | Path | None = None, header: str = "") -> 
 def design_table(config: DesignConfig, x, motor: str, cells: int, name: str, mission: int = 0) -> dict:
     """The vehicle configuration (a TOML-ready dict) of design ``x`` with catalogue ``motor`` and ``cells``.
 
-    The base file's vehicle and flight tables with ``[platform]`` (arm length, cant, elevation) and
+    The base file's vehicle and flight tables with ``[platform]`` (arm length, cant, dihedral, elevation) and
     ``[parts.motor]``, ``[parts.propeller]``, ``[parts.battery]`` set to the design's, and
     ``[reference]`` = mission flight ``mission``. ``jaxrotor analyze``, ``simulate``, ``faults``,
     ``export`` and ``report`` read it.
@@ -123,7 +126,7 @@ def design_table(config: DesignConfig, x, motor: str, cells: int, name: str, mis
     plat = out["platform"]
     if "arm_length" in v:
         plat["arm_length"] = v["arm_length"]
-    for var, key in (("tilt", "alpha"), ("elevation", "delta")):
+    for var, key in (("tilt", "alpha"), ("dihedral", "beta"), ("elevation", "delta")):
         if var in v:
             plat.pop(key, None)
             plat[f"{key}_deg"] = math.degrees(v[var])
@@ -254,7 +257,7 @@ def _parameters(config: DesignConfig, x, motor: str, cells: int) -> dict:
     out = {}
     for name, value in zip(config.problem.names, np.asarray(x, float)):
         out[name] = float(value)
-        if name in ("tilt", "elevation"):
+        if name in ("tilt", "dihedral", "elevation"):
             out[f"{name}_deg"] = math.degrees(float(value))
     out["motor"], out["cells"] = motor, int(cells)
     return out
@@ -400,8 +403,16 @@ def run_design(config: DesignConfig, out_dir: str | Path | None = None, *, echo:
         p["config"] = f"pareto{n + 1}.toml"
     report["pareto"] = [{k: v for k, v in p.items() if not k.startswith("_")} for p in pareto]
 
-    # 4. physics layer
+    # 4. the static rotor-loss analysis of the winner, when a constraint asks for a survivable loss
     reasons = []
+    if {c.measure for c in pr.constraints} & {"rotor_loss", "rotor_loss_axis"}:
+        report["best"]["rotor_losses_analysis"] = _loss_outcomes(best)
+        lost = [r["rotor"] for r in report["best"]["rotor_losses_analysis"] if r["outcome"] == "lost"]
+        if lost:
+            reasons.append(f"the exact analysis says the loss of rotor(s) {lost} is lost although the design's "
+                           "rotor-loss constraint holds (rotor_loss_axis is the analysis' own rule)")
+
+    # 5. physics layer
     if st.physics:
         echo("physics layer: the winning design")
         phys = verify_on_physics(config, best, mb, echo=echo)
@@ -436,6 +447,16 @@ def run_design(config: DesignConfig, out_dir: str | Path | None = None, *, echo:
     return report
 
 
+def _loss_outcomes(table: dict) -> list[dict]:
+    """The exact analysis of every single-rotor loss of the design ``table`` (:func:`jaxrotor.analysis.rotor_loss`):
+    ``[{rotor (from 1), outcome, yaw_spin_up [rad/s^2]}]``."""
+    from ..analysis.exact import rotor_loss
+    from ..io.config import from_dict
+
+    platform = from_dict(copy.deepcopy(table), f"{table['name']}_analysis").platform
+    return [{"rotor": r.rotor + 1, "outcome": r.outcome, "yaw_spin_up": r.yaw_spin_up} for r in rotor_loss(platform)]
+
+
 def _rotor_losses(table: dict, settings, out: Path, echo, progress) -> dict:
     """Every single-rotor loss of the design ``table`` flown on both layers (:func:`rotor_loss_report`)."""
     from ..io.config import from_dict
@@ -464,6 +485,10 @@ def design_summary(report: dict) -> str:
     lines = [f"{'method':<34}{'best ' + o['name'] + ' [' + o['unit'] + ']':>22}{'flights':>10}{'wall [s]':>10}",
              f"{g['method'][:33]:<34}{g['best_objective']:>22.6g}{g['evaluations']:>10d}{g['wall_s']:>10.1f}",
              f"{b['method'][:33]:<34}{b['best_objective']:>22.6g}{b['evaluations']:>10d}{b['wall_s']:>10.1f}"]
+    losses = (report.get("best") or {}).get("rotor_losses_analysis")
+    if losses:
+        lines.append("rotor losses (exact analysis): " + ", ".join(
+            f"{r['rotor']} {r['outcome']}" for r in losses))
     phys = report.get("physics")
     if phys:
         lines.append(f"physics layer: endurance {phys['endurance_hover_s']:.1f} s vs analytic "

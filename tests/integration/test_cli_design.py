@@ -45,6 +45,12 @@ def test_design_quick_contract(name, tmp_path):
         assert (c["value"] >= c["bound"]) if c["sense"] == "at_least" else (c["value"] <= c["bound"])
     assert best["objective"] == best["measures"][obj["name"]]
     assert best["endurance_hover_s"] == best["measures"]["endurance"]
+    # the rotor-loss constraint is checked by the exact analysis of every single loss; a lost one fails the verdict
+    losses = best["rotor_losses_analysis"]
+    assert [r["rotor"] for r in losses] == [1, 2, 3, 4, 5, 6]
+    assert all(r["outcome"] in ("full_pose", "yaw_released", "lost") for r in losses)
+    if any(r["outcome"] == "lost" for r in losses):
+        assert not d["verdict"]["ok"] and any("analysis" in r for r in d["verdict"]["reasons"])
     # the physics layer flew the winner: its hover endurance within 2 % of the analytic one
     phys = d["physics"]
     assert set(phys) >= {"objective", "tracking"}

@@ -641,3 +641,43 @@ def test_unknown_quick_key():
     d = _raw()
     d["design"]["quick"]["wingspan"] = 0.1
     assert "design.quick.wingspan" in _error(d)
+
+
+# --------------------------------------------------------------------------- the dihedral and the tilted-hover loss
+
+
+def test_dihedral_variable_and_the_tilted_hover_loss_measure(tmp_path):
+    """A ``dihedral`` variable (degrees in the file) sets ``beta_0`` of every rotor, is written to ``best.toml`` as
+    ``beta_deg`` and read back; the ``rotor_loss_axis`` measure is :func:`rotor_loss_axis_margin` of the built vehicle
+    and its gradient in the dihedral matches central differences."""
+    from jaxrotor.analysis import rotor_loss_axis_margin
+    from jaxrotor.io.platform_table import load_platform
+
+    d = read_toml(HEX)
+    d["platform"]["beta_deg"] = 20.0
+    d["design"]["variables"]["dihedral"] = {"lower": 0.0, "upper": 40.0, "start": 20.0}
+    d["design"]["constraints"] = {"rotor_loss_axis": {"at_least": 0.1, "scale": 0.1}}
+    d["design"].pop("pareto")
+    conf = design_from_dict(d, str(HEX), quick=True)
+    pr = conf.problem
+    assert "dihedral" in pr.names
+    k = pr.names.index("dihedral")
+    assert pr.lower[k] == 0.0 and pr.upper[k] == pytest.approx(math.radians(40.0), rel=1e-15)
+    x = pr.start.copy()
+    x[k] = math.radians(30.0)
+    platform, _ = pr.build(jnp.asarray(x), 0, pr.cells[0])
+    np.testing.assert_allclose(np.asarray(platform.beta) * np.asarray(platform.beta_sign), math.radians(30.0),
+                               rtol=1e-15)
+    m = pr.measures(jnp.asarray(x), 0, pr.cells[0])
+    assert float(m["rotor_loss_axis"]) == float(rotor_loss_axis_margin(platform))
+    table = design_table(conf, x, pr.motor_names[0], pr.cells[0], "dihedral_rt")
+    assert table["platform"]["beta_deg"] == pytest.approx(30.0, rel=1e-14)
+    path = tmp_path / "best.toml"
+    write_toml(table, path)
+    loaded = load_platform(path)
+    np.testing.assert_allclose(np.asarray(loaded.beta), np.asarray(platform.beta), rtol=1e-12)
+    f = lambda b: pr.measures(jnp.asarray(x).at[k].set(b), 0, pr.cells[0],  # noqa: E731
+                              frozenset({"rotor_loss_axis"}))["rotor_loss_axis"]
+    h = 1e-6
+    fd = (float(f(x[k] + h)) - float(f(x[k] - h))) / (2 * h)
+    assert float(jax.grad(f)(jnp.asarray(x[k]))) == pytest.approx(fd, rel=1e-4, abs=1e-7)

@@ -12,7 +12,7 @@ from jaxrotor import so3
 from jaxrotor.allocation import allocation_matrix
 from jaxrotor.design.platform import star_platform
 from jaxrotor.design.presets import PRESETS, TABLE_II
-from jaxrotor.tilted import AXIS_MARGIN, MAX_AXIS_TILT, axis_allocation, hover_axis
+from jaxrotor.tilted import AXIS_MARGIN, MAX_AXIS_TILT, axis_allocation, axis_margin, hover_axis
 
 # a tilted hexarotor on the paper hexarotor's arms, mass and rotors whose rotor 6 loss leaves a hover axis
 # 0.8 deg from body z with every other rotor spinning
@@ -74,6 +74,60 @@ def test_hover_axis_of_a_tilted_hexarotor_against_a_scan():
     nearest = np.argmin(np.linalg.norm(dirs - np.asarray(h.axis), axis=1))  # the same direction on the scan
     assert np.linalg.norm(dirs[nearest] - np.asarray(h.axis)) < 1e-3
     assert float(h.margin) == pytest.approx(margins[nearest], abs=1e-3)
+
+
+def test_axis_margin_is_the_best_margin_within_the_cone():
+    """``axis_margin`` is the scipy scan's best margin over the zero-moment directions within MAX_AXIS_TILT, capped
+    by ``AXIS_MARGIN + 10 (MAX_AXIS_TILT - tilt)`` near the cone's edge (within the candidate spacing), for each loss of the tilted hexarotor, and it is at least AXIS_MARGIN exactly
+    when :func:`hover_axis` calls the hover feasible."""
+    pf = _tilted_hex()
+    lo, hi, w = np.asarray(pf.u_min), np.asarray(pf.u_max), float(pf.mass * pf.gravity)
+    seen = set()
+    for j in range(6):
+        G = _lost(pf, j)
+        keep = np.arange(6) != j
+        r = float(axis_margin(jnp.asarray(G), pf.u_min, pf.u_max, w, alive=jnp.asarray(keep)))
+        h = hover_axis(jnp.asarray(G), pf.u_min, pf.u_max, w, alive=jnp.asarray(keep))
+        assert (r >= AXIS_MARGIN) == bool(h.feasible), j
+        seen.add(bool(h.feasible))
+        _, tilts, margins = _scan(G, lo, hi, w, keep, steps=4001)
+        if margins.size:
+            best = np.max(np.minimum(margins, AXIS_MARGIN + 10.0 * (MAX_AXIS_TILT - tilts)))
+            assert r == pytest.approx(best, abs=0.02), j  # the candidates are ~0.08 rad apart
+            assert r <= best + 1e-9  # the candidates are directions of the plane: never above the scan
+    assert seen == {True, False}  # both sides of the rule are exercised
+
+
+def test_rotor_loss_axis_margin_is_the_analysis_rule_and_differentiable():
+    """The hard minimum of :func:`rotor_loss_axis_margin` over the six losses is at least AXIS_MARGIN exactly when the
+    exact analysis holds every loss of a rank-6 hexarotor in full pose by its tilted hover (an outward dihedral
+    and three cants on both sides of the rule), and its gradient in the cant matches central differences."""
+    from jaxrotor.analysis import rotor_loss_axis_margin
+    from jaxrotor.analysis.exact import rotor_loss
+
+    T = TABLE_II
+    sign = np.array([(-1.0) ** i for i in range(6)])
+
+    def hexa(a0):
+        return star_platform(6, T["arm_length"], mass=T["mass"], c_f=T["c_f"], c_tau=T["c_tau"],
+                             alpha=(np.radians(a0) * sign).tolist(), beta=[np.radians(30.0)] * 6, inertia=T["J_a"],
+                             gravity=T["gravity"], rotor_speed_max=1000.0, name="h")
+
+    held = []
+    for a0 in (4.0, 14.0, 25.0):
+        pf = hexa(a0)
+        r = float(rotor_loss_axis_margin(pf, temperature=0.0))
+        outcomes = [loss.outcome for loss in rotor_loss(pf)]
+        held.append(all(o == "full_pose" for o in outcomes))
+        assert (r >= AXIS_MARGIN) == held[-1], (a0, r, outcomes)
+        soft = float(rotor_loss_axis_margin(pf))
+        assert r - 1e-3 * np.log(6) - 1e-12 <= soft <= r + 1e-12  # the soft minimum's bound
+    assert held == [False, True, False]
+    pf = hexa(14.0)
+    f = lambda a: rotor_loss_axis_margin(pf, a * jnp.asarray(sign), temperature=1e-3)  # noqa: E731
+    a, h = np.radians(14.0), 1e-6
+    fd = (float(f(a + h)) - float(f(a - h))) / (2 * h)
+    assert float(jax.grad(f)(jnp.asarray(a))) == pytest.approx(fd, rel=1e-4, abs=1e-7)
 
 
 def test_no_hover_axis_for_a_flat_hexarotor_or_a_quadrotor():
