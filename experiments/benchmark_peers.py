@@ -9,9 +9,12 @@ only its final state.
   ``UnderactuatedSE3`` with gains from the vehicle (``gains.with_auto_gains``), a 30 ms first-order motor
   (``FirstOrderMotor(0.03)``: a rotor-speed state, as Crazyflow's), the ``Hover`` reference, the default
   ``PseudoInverse`` allocator, ``Integrator(solver=Euler() | RK4(), adaptive=False, dt=2e-3)`` (every other
-  integrator option at its default: what a user gets), ``save_dt = t1``; ``jax.vmap`` over the initial
-  position, ``jax.jit`` of the whole batch (``--batching map_batch``: in the chunks
-  ``jaxrotor.batch.map_batch`` flies, ``chunked_vmap`` of ``chunk_size(batch, "auto")`` members). Two loops:
+  integrator option at its default: what a user gets), ``save_dt = t1``; the batch over the initial position
+  flown as ``jaxrotor.batch.map_batch`` flies it (default ``--batching map_batch``: with one CPU device per core,
+  which this script asks XLA for as the ``jaxrotor`` command does, the batch is split over the cores, each flying
+  its part in chunks of ``CPU_CHUNK`` members; ``--cores 1`` keeps one device), or one ``jax.vmap``
+  (``--batching vmap``), inside one ``jax.jit``. Crazyflow's worker is started with one device (its own
+  ``Sim`` batches with one ``vmap``, the way it ships). Two loops:
 
   - ``continuous``: ``Flight(control_rate=None)``: the controller inside the vector field (evaluated at every
     stage: 4 times per RK4 step);
@@ -190,10 +193,9 @@ class Jaxrotor:
         member = self.member(loop, integ, steps)
         vf = jax.vmap(member)
         if batching == "map_batch":
-            from jaxrotor.batch import chunk_size, chunked_vmap
+            from jaxrotor.batch import map_batch
 
-            k = chunk_size(batch, "auto")
-            vf = vf if k is None else chunked_vmap(member, k)
+            vf = lambda d: map_batch(member, d)  # noqa: E731
         fn = jax.jit(vf)
         t0 = time.perf_counter()
         compiled = fn.lower(dps).compile()
@@ -288,6 +290,8 @@ class Peer:
         self.log = log
         self._err = open(log, "w")  # noqa: SIM115  (closed in close())
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+        env["XLA_FLAGS"] = " ".join(f for f in env.get("XLA_FLAGS", "").split()
+                                    if not f.startswith("--xla_force_host_platform_device_count"))
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err,
                                      text=True, bufsize=1, env=env)
         self.ready = self._read()
@@ -357,11 +361,19 @@ def main(argv=None) -> int:
     ap.add_argument("--dtypes", nargs="+", choices=("float32", "float64"), default=None)
     ap.add_argument("--rounds", type=int, default=None, help="interleaved timing rounds (default 5; --quick 1)")
     ap.add_argument("--no-grad", action="store_true", help="skip the gradient timing")
-    ap.add_argument("--batching", choices=("vmap", "map_batch"), default="vmap",
-                    help="jaxrotor's batch: one jax.vmap (default), or map_batch's chunked vmap (CPU: chunks of "
-                         "jaxrotor.batch.CPU_CHUNK members above that size)")
+    ap.add_argument("--batching", choices=("vmap", "map_batch"), default="map_batch",
+                    help="jaxrotor's batch: map_batch (default: split over the CPU devices, chunks of "
+                         "jaxrotor.batch.CPU_CHUNK members each), or one jax.vmap")
+    ap.add_argument("--cores", choices=("all", "1"), default="all",
+                    help="CPU devices for jaxrotor: one per core (default, as the jaxrotor command), or 1")
     ap.add_argument("--out", default=None, help="write benchmark_peers.json here (default jaxrotor-out/benchmark_peers)")
     args = ap.parse_args(argv)
+    if args.cores == "all":
+        from jaxrotor.cli._setup import cpu_devices_flag
+
+        cpu_devices_flag()  # before JAX's backend starts (the matmul peak below starts it)
+    else:
+        os.environ["JAXROTOR_CPU_DEVICES"] = "1"
     if args.sizes is not None and min(args.sizes) < 1:
         print(f"error: --sizes {args.sizes}: every batch size must be >= 1.", file=sys.stderr)
         return 2
@@ -597,7 +609,7 @@ def main(argv=None) -> int:
 
     record = {"quick": quick, "device": jax.default_backend(), "device_kind": dev.device_kind,
               "cpu_count": os.cpu_count(), "jax": jax.__version__, "dt": DT, "control_rate": RATE,
-              "sizes": sizes, "dtypes": dtypes, "rounds": rounds, "batching": args.batching, "plan": {str(k): v for k, v in plan.items()},
+              "sizes": sizes, "dtypes": dtypes, "rounds": rounds, "batching": args.batching, "jax_devices": len(jax.devices()), "plan": {str(k): v for k, v in plan.items()},
               "peer": peer_info, "peer_ran": peer is not None, "peak_flops_f32": peak, "matmul_n":
               1024 if quick else MATMUL_N, "flops_per_step": flops_step, "rows": rows, "ratios": ratios,
               "gradient": gradient, "order_check": order, "targets": targets}

@@ -15,6 +15,11 @@ every device of the cluster). There is no parallel runtime of jaxrotor's own.
   number of devices (:func:`pad_to`) and the padding cut off again. The compiled
   ``vmap(fn)`` is kept per ``fn``: calling ``map_batch`` again with the same ``fn``
   and batch shapes (chunks of a sweep) does not recompile.
+* On the CPU, the XLA kernels of a closed-loop step are too small to be split over cores: one ``vmap``
+  runs on one core whatever the machine has. With one CPU device per core
+  (``XLA_FLAGS=--xla_force_host_platform_device_count=<cores>``, set before JAX starts; the ``jaxrotor``
+  command sets it by itself, :func:`jaxrotor.cli._setup.cpu_devices_flag`) and no mesh, :func:`map_batch` splits the batch over
+  those devices with ``shard_map``, each device flying its part in chunks on its own core.
 * Several processes (``jax.distributed.initialize``): every process calls
   :func:`map_batch` with the same whole batch; each places only the rows of its own
   devices (``jax.make_array_from_callback``) and gets the whole result back
@@ -111,9 +116,18 @@ def shard(batch, mesh: Mesh, replicate: bool = False):
 _COMPILED: weakref.WeakKeyDictionary[Callable, dict] = weakref.WeakKeyDictionary()
 
 
-#: Members per chunk of a batch on the CPU (:func:`chunk_size`): measured best for closed-loop flights on 2 cores
-#: (``experiments/benchmark_batch.py``; a chunk's working set then stays in the caches).
-CPU_CHUNK = 1024
+#: Members per chunk of a batch on the CPU (:func:`chunk_size`), per CPU device: measured best for the quadrotor's
+#: closed-loop flights (``experiments/benchmark_loop.py``, docs/benchmarks.md: 256 members flew RK4 1.5x faster
+#: than 1024, a hexarotor's 0.8x; a chunk's working set then stays in the core's caches).
+CPU_CHUNK = 256
+
+
+def _cpu_cores() -> list | None:
+    """The CPU devices :func:`map_batch` splits a batch over without a mesh (one process, several CPU devices)."""
+    if jax.default_backend() != "cpu" or jax.process_count() > 1:
+        return None
+    devices = jax.local_devices()
+    return devices if len(devices) > 1 else None
 
 
 def chunk_size(n: int, chunk: int | str | None = "auto") -> int | None:
@@ -155,6 +169,47 @@ def chunked_vmap(fn: Callable, chunk: int) -> Callable:
     return run
 
 
+def _over_cores(fn: Callable, chunk: int | None, devices: tuple) -> Callable:
+    """``fn(member, shared)`` over a batch split evenly over the CPU ``devices`` (``shard_map``; each device a
+    chunked ``vmap`` of its part, on its own core), built once per ``(fn, chunk, devices)``."""
+    key = ("cores", chunk, devices)
+    try:
+        return _COMPILED[fn][key]
+    except (KeyError, TypeError):
+        try:
+            from jax import shard_map
+        except ImportError:  # jax < 0.6
+            from jax.experimental.shard_map import shard_map
+        mesh = Mesh(np.asarray(devices), ("batch",))
+        body = lambda member, shared: fn(member) if shared is None else fn(member, shared)
+
+        def per_device(arrays, static, sh_arrays, sh_static):
+            batch = eqx.combine(arrays, static)
+            shared = eqx.combine(sh_arrays, sh_static)
+            if chunk is None or batch_size(batch) <= chunk:
+                return eqx.filter_vmap(body, in_axes=(0, None))(batch, shared)
+            return chunked_vmap(lambda m: body(m, shared), chunk)(batch)
+
+        def run(batch, shared):
+            arrays, static = eqx.partition(batch, eqx.is_array)
+            sh_arrays, sh_static = eqx.partition(shared, eqx.is_array)
+            spec = jax.tree_util.tree_map(lambda _: PartitionSpec("batch"), arrays)
+            rep = jax.tree_util.tree_map(lambda _: PartitionSpec(), sh_arrays)
+            g = lambda a, sh: per_device(a, static, sh, sh_static)  # noqa: E731
+            try:
+                f = shard_map(g, mesh=mesh, in_specs=(spec, rep), out_specs=PartitionSpec("batch"), check_vma=False)
+            except TypeError:  # older JAX names the check check_rep
+                f = shard_map(g, mesh=mesh, in_specs=(spec, rep), out_specs=PartitionSpec("batch"), check_rep=False)
+            return f(arrays, sh_arrays)
+
+        f = eqx.filter_jit(run)
+        try:
+            _COMPILED.setdefault(fn, {})[key] = f
+        except TypeError:
+            pass
+        return f
+
+
 def _batched(fn: Callable, chunk: int | None = None) -> Callable:
     """``filter_jit(filter_vmap(fn, in_axes=(0, None)))`` (chunked by :func:`chunked_vmap` with ``chunk``), built
     once per ``(fn, chunk)`` (repeated calls hit the cache)."""
@@ -178,7 +233,10 @@ def map_batch(fn: Callable, batch, mesh: Mesh | None = None, *, shared=None, chu
 
     Without a mesh a large batch is flown in chunks (:func:`chunk_size`, :func:`chunked_vmap`): on the CPU
     ``chunk = "auto"`` takes :data:`CPU_CHUNK` members at a time, whose working set stays in the caches (the
-    results are the whole-batch ``vmap``'s); ``chunk=None`` is one ``vmap`` of the whole batch.
+    results are the whole-batch ``vmap``'s); ``chunk=None`` is one ``vmap`` of the whole batch. With several CPU
+    devices in one process (one per core: ``XLA_FLAGS=--xla_force_host_platform_device_count=<cores>``) and at least two members per device, the
+    batch is split evenly over them (``shard_map``, padded with copies of its last member), each device flying
+    its part in chunks of ``chunk`` on its own core: the same results, member for member.
 
     Args:
         fn: function of one member (e.g. ``lambda p: simulate(p, ctrl, ref)``), or of one member
@@ -194,7 +252,14 @@ def map_batch(fn: Callable, batch, mesh: Mesh | None = None, *, shared=None, chu
         ``fn``'s output with a leading batch axis.
     """
     if mesh is None:
-        return _batched(fn, chunk_size(batch_size(batch), chunk))(batch, shared)
+        n = batch_size(batch)
+        cores = _cpu_cores()
+        if cores is not None and n >= 2 * len(cores):
+            k = len(cores)
+            padded, _ = pad_to(batch, k)
+            out = _over_cores(fn, chunk_size(-(-n // k), chunk), tuple(cores))(padded, shared)
+            return jax.tree_util.tree_map(lambda x: x[:n] if eqx.is_array(x) else x, out)
+        return _batched(fn, chunk_size(n, chunk))(batch, shared)
     f = _batched(fn)
     padded, n = pad_to(batch, mesh.devices.size)
     out = f(shard(padded, mesh), None if shared is None else shard(shared, mesh, replicate=True))

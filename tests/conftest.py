@@ -34,6 +34,10 @@ elif "JAX_COMPILATION_CACHE_DIR" not in os.environ:
 # a compiled program with a host callback is never written to the persistent cache; equinox's runtime checks
 # (diffrax's save-time checks) are such callbacks unless they return NaN, as the CLI sets them (jaxrotor.cli._setup)
 os.environ.setdefault("EQX_ON_ERROR", "nan")
+# one CPU device per process, as before the jaxrotor command asked for one per core (jaxrotor.cli._setup): the
+# xdist workers already use the cores, and an in-process CLI call must not change a worker's devices.
+# tests/unit/test_batch_chunk.py flies the several-device path in a subprocess of its own.
+os.environ.setdefault("JAXROTOR_CPU_DEVICES", "1")
 
 import jax  # noqa: E402
 

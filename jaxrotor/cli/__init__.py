@@ -19,8 +19,13 @@ def main() -> None:
 
     Compiled flights are cached on disk (~/.cache/jaxrotor/xla, or
     $XDG_CACHE_HOME/jaxrotor/xla), so a second run of a configuration skips
-    compilation. Set JAXROTOR_NO_CACHE=1 to turn the cache off.
+    compilation. Set JAXROTOR_NO_CACHE=1 to turn the cache off. On the CPU each
+    core is one JAX device, so batches fly on every core; JAXROTOR_CPU_DEVICES=1
+    keeps one.
     """
+    from ._setup import cpu_devices_flag
+
+    cpu_devices_flag()
 
 
 def _register() -> None:

@@ -25,7 +25,7 @@ import sys
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
-__all__ = ["NO_CACHE_ENV", "cache_dir", "configure_compilation_cache", "setup_jax"]
+__all__ = ["NO_CACHE_ENV", "cache_dir", "configure_compilation_cache", "cpu_devices_flag", "setup_jax"]
 
 #: Environment variable that turns the persistent compilation cache off (any value but ``""`` and ``"0"``).
 NO_CACHE_ENV = "JAXROTOR_NO_CACHE"
@@ -89,6 +89,32 @@ def configure_compilation_cache(environ: MutableMapping[str, str] | None = None)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
     return path
+
+
+def cpu_devices_flag(environ: MutableMapping[str, str] | None = None) -> bool:
+    """Ask XLA for one CPU device per core, so that :func:`jaxrotor.batch.map_batch` flies a batch on every core.
+
+    Appends ``--xla_force_host_platform_device_count=os.cpu_count()`` to ``XLA_FLAGS`` in ``environ`` (default
+    ``os.environ``). XLA's CPU kernels of a closed-loop step are too small to be split over cores, so one device
+    uses one core; with one device per core ``map_batch`` splits a batch over them (docs/batching.md). Does nothing,
+    and returns ``False``, when JAX's backend has started already (the flag would not apply), ``XLA_FLAGS`` sets
+    the count already, ``JAXROTOR_CPU_DEVICES=1``, or the machine has one core; else returns ``True``.
+    """
+    env = os.environ if environ is None else environ
+    flags = env.get("XLA_FLAGS", "")
+    cores = os.cpu_count() or 1
+    if "xla_force_host_platform_device_count" in flags or env.get("JAXROTOR_CPU_DEVICES", "") == "1" or cores < 2:
+        return False
+    if "jax" in sys.modules:
+        try:
+            from jax._src import xla_bridge
+
+            if xla_bridge.backends_are_initialized():
+                return False
+        except (ImportError, AttributeError):  # cannot tell: leave the process as it is
+            return False
+    env["XLA_FLAGS"] = (flags + f" --xla_force_host_platform_device_count={cores}").strip()
+    return True
 
 
 def setup_jax(x64: bool = True) -> None:
