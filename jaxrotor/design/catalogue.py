@@ -1,4 +1,4 @@
-"""Components a design search chooses from: a motor catalogue, a propeller family, a battery family.
+"""Components a design search chooses from: a motor catalogue, a propeller family, a battery family, arm tubes.
 
 Used by :mod:`jaxrotor.optimize.codesign` (``jaxrotor design``): the motor is discrete (one entry
 of :data:`MOTORS`), the propeller's diameter and pitch and the battery's capacity are continuous,
@@ -26,6 +26,14 @@ Mass ``m = m_ref (D / D_ref)^3`` (geometric similarity), blade chord ``0.08 D``.
 3.7 V), internal resistance ``cells r_c / C`` (``r_c`` [Ohm mAh] per cell; default 25: a 4S
 5000 mAh pack has 20 mOhm), largest continuous current ``c_rate C / 1000`` [A], and a box whose
 extents scale as ``(m / m_ref)^{1/3}`` from a reference pack.
+
+**Arm tubes** (:class:`ArmTubeFamily`): round tubes of one wall thickness ``t`` and material (density
+``rho``, Young's modulus ``E``; defaults a carbon-fibre tube, 1 mm wall, 1550 kg/m^3, 70 GPa) by their outer
+diameter ``D``: mass per metre ``rho pi (D t - t^2)`` (the annulus), second moment of area
+``I = pi (D^4 - (D - 2 t)^4) / 64``, and the tip deflection of the arm as a cantilever of free length ``L``
+(hub rim to rotor) under its rotor's full thrust ``F``: ``delta = F L^3 / (3 E I)`` (Euler--Bernoulli). A
+thinner tube is lighter and bends more: the deflection over the length, ``delta / L``, is the design measure
+``arm_deflection`` that keeps a light tube honest.
 """
 
 from __future__ import annotations
@@ -37,9 +45,9 @@ import jax
 import jax.numpy as jnp
 from jax import Array
 
-from .parts import Battery, Motor, Propeller
+from .parts import Arm, Battery, Motor, Propeller
 
-__all__ = ["MOTORS", "motor", "stack_motors", "take_motor", "PropellerFamily", "BatteryFamily"]
+__all__ = ["MOTORS", "motor", "stack_motors", "take_motor", "PropellerFamily", "BatteryFamily", "ArmTubeFamily"]
 
 #: The shipped motor catalogue: name -> :class:`~jaxrotor.design.parts.Motor` keyword arguments.
 MOTORS: dict[str, dict[str, float]] = {
@@ -164,3 +172,38 @@ class BatteryFamily(eqx.Module):
         return Battery(mass=m, size=size, offset=like.offset, cells=cells, capacity_mah=capacity_mah,
                        internal_resistance=cells * self.cell_resistance / capacity_mah, ocv=like.ocv,
                        soc0=like.soc0, soc_floor=like.soc_floor)
+
+
+class ArmTubeFamily(eqx.Module):
+    """Round arm tubes of one wall thickness and material, by outer diameter (module docstring).
+
+    Attributes:
+        wall: wall thickness ``t`` [m].
+        density: material density ``rho`` [kg/m^3].
+        modulus: Young's modulus ``E`` [Pa].
+    """
+
+    wall: float = eqx.field(static=True, default=0.001)
+    density: float = eqx.field(static=True, default=1550.0)
+    modulus: float = eqx.field(static=True, default=70e9)
+
+    def __check_init__(self):
+        _check_family(self, ("wall", "density", "modulus"))
+
+    def mass_per_length(self, diameter) -> Array:
+        """``rho pi (D t - t^2)`` [kg/m] of the tube of outer ``diameter`` ``D`` [m]."""
+        t = self.wall
+        return self.density * math.pi * (diameter * t - t**2)
+
+    def second_moment(self, diameter) -> Array:
+        """``I = pi (D^4 - (D - 2 t)^4) / 64`` [m^4]."""
+        return math.pi * (diameter**4 - (diameter - 2 * self.wall) ** 4) / 64.0
+
+    def deflection(self, diameter, free_length, force) -> Array:
+        """Tip deflection over length ``delta / L = F L^2 / (3 E I)`` (dimensionless) of a cantilever of
+        ``free_length`` ``L`` [m] loaded by ``force`` ``F`` [N] at its tip."""
+        return force * free_length**2 / (3.0 * self.modulus * self.second_moment(diameter))
+
+    def arm(self, diameter) -> Arm:
+        """The :class:`~jaxrotor.design.parts.Arm` of outer ``diameter`` [m] (radius ``D / 2``, mass per metre)."""
+        return Arm(radius=diameter / 2.0, mass_per_length=self.mass_per_length(diameter))

@@ -29,7 +29,7 @@ The vehicle and flight tables (``[platform]``, ``[parts.*]``, ``[controller]``, 
     mass = 0.1                       # relative half-widths (jaxrotor.randomize.Randomization)
     seed = 0
 
-    [design.propeller] / [design.battery]   # family constants (jaxrotor.design.catalogue)
+    [design.propeller] / [design.battery] / [design.arm_tube]   # family constants (jaxrotor.design.catalogue)
     [design.optimize]                # iterations, rounds, learning_rate, rho
     [design.baseline]                # budget_factor (CMA-ES gets this x the gradient's evaluations), popsize
     [design.pareto]                  # measure (one of the constraints), bounds = [...]
@@ -120,7 +120,8 @@ def _variables(t: Table, platform) -> tuple:
     defaults = {"arm_length": float(platform.arm_length), "propeller_diameter": float(parts.propeller.diameter),
                 "propeller_pitch": float(parts.propeller.pitch),
                 "battery_capacity": float(parts.battery.capacity_mah) if parts.battery is not None else None,
-                "tilt": None, "dihedral": None, "elevation": None}
+                "tilt": None, "dihedral": None, "elevation": None,
+                "arm_tube_diameter": 2 * float(parts.arm.radius) if parts.arm is not None else None}
     for name in list(t.data):
         if name not in VARIABLES:
             raise t.fail(name, t.data[name], "not a design variable", f"use one of {', '.join(VARIABLES)}")
@@ -191,7 +192,7 @@ def design_from_dict(data: dict, source: str = "<dict>", quick: bool = False) ->
     Raises:
         ConfigError: naming the key, the value and the fix.
     """
-    from ..design.catalogue import MOTORS, BatteryFamily, PropellerFamily, stack_motors
+    from ..design.catalogue import MOTORS, ArmTubeFamily, BatteryFamily, PropellerFamily, stack_motors
     from ..optimize.codesign import OBJECTIVES, CodesignProblem
     from ..randomize import Randomization, member_keys
     from .config import from_dict
@@ -258,6 +259,23 @@ def design_from_dict(data: dict, source: str = "<dict>", quick: bool = False) ->
     except TypeError as err:
         raise bat.error(f"[design.battery]: {err}. Fix: use specific_mass, cell_resistance, c_rate, size_ref, "
                         "mass_ref.") from None
+    tube = d.table("arm_tube")
+    try:
+        arm_tubes = ArmTubeFamily(**{k: tube.number(k) for k in list(tube.data)}) if tube.data else ArmTubeFamily()
+    except TypeError as err:
+        raise tube.error(f"[design.arm_tube]: {err}. Fix: use wall [m], density [kg/m^3], modulus [Pa].") from None
+    except ValueError as err:
+        raise tube.error(f"[design.arm_tube]: {err}") from None
+    uses_tube = any(v.name == "arm_tube_diameter" for v in variables) or any(
+        c.measure == "arm_deflection" for c in constraints)
+    if uses_tube and platform.parts.arm is None:
+        raise d.error("arm_tube_diameter / arm_deflection need the vehicle's [parts.arm]. Fix: describe its arms "
+                      "(docs/vehicles.md).")
+    for var in variables:
+        if var.name == "arm_tube_diameter" and not var.lower > 2 * arm_tubes.wall:
+            raise d.table("variables").table("arm_tube_diameter").fail(
+                "lower", var.lower, f"a tube of wall {arm_tubes.wall} m needs an outer diameter above {2 * arm_tubes.wall} m",
+                "raise the lower bound or thin [design.arm_tube] wall")
     o = d.table("optimize")
     b = d.table("baseline")
     p = d.table("pareto")
@@ -289,6 +307,7 @@ def design_from_dict(data: dict, source: str = "<dict>", quick: bool = False) ->
                                   motor_names=tuple(motors), cells=tuple(int(c) for c in cells),
                                   variables=variables, objective=objective, constraints=constraints,
                                   randomization=rand, propellers=propellers, batteries=batteries,
+                                  arm_tubes=arm_tubes,
                                   hover_tilt_deg=hover_tilt, payload_twr=payload_twr)
     except ValueError as err:
         raise d.error(f"[design]: {err}") from None

@@ -30,7 +30,9 @@ input bounds not counted), ``rotor_loss_axis`` (:func:`jaxrotor.analysis.rotor_l
 full-pose hover after the worst single loss, the rule of the exact analysis and of the flight computer; at least
 :data:`jaxrotor.tilted.AXIS_MARGIN` = 0.1 when every loss is held in full pose), ``clearance`` (smallest gap between
 propeller discs of neighbouring rotors and between a disc and the hub) [m], ``battery_current``
-(full-throttle pack current over the pack's rating).
+(full-throttle pack current over the pack's rating), ``arm_deflection`` (tip deflection over free length of an
+arm under its rotor's full thrust, :class:`jaxrotor.design.catalogue.ArmTubeFamily`; with the variable
+``arm_tube_diameter`` the arm is that family's tube, its mass following).
 
 Constraints are handled by an augmented Lagrangian (:func:`solve`, Powell-Hestenes-Rockafellar for
 inequalities): with ``g_k(x) <= 0`` the normalised violations,
@@ -61,7 +63,7 @@ import numpy as np
 import optax
 from jax import Array
 
-from ..design.catalogue import BatteryFamily, PropellerFamily, take_motor
+from ..design.catalogue import ArmTubeFamily, BatteryFamily, PropellerFamily, take_motor
 from ..design.parts import ESC
 from ..design.platform import Platform, geometric_rotor_positions
 from ..flight import Flight
@@ -75,14 +77,14 @@ __all__ = ["VARIABLES", "MEASURES", "OBJECTIVES", "Variable", "Constraint", "Cod
 #: Continuous design variables: name -> unit.
 VARIABLES: dict[str, str] = {
     "arm_length": "m", "tilt": "rad", "dihedral": "rad", "elevation": "rad", "propeller_diameter": "m", "propeller_pitch": "m",
-    "battery_capacity": "mAh",
+    "battery_capacity": "mAh", "arm_tube_diameter": "m",
 }
 #: Measures of a design: name -> (unit, needs the flights).
 MEASURES: dict[str, tuple[str, bool]] = {
     "mass": ("kg", False), "endurance": ("s", False), "payload": ("kg", False), "thrust_to_weight": ("1", False),
     "tracking": ("m", True), "attitude": ("rad", True), "stability_margin": ("1/s", False),
     "hover_tilt": ("1", False), "rotor_loss": ("1", False), "rotor_loss_axis": ("1", False),
-    "clearance": ("m", False),
+    "clearance": ("m", False), "arm_deflection": ("1", False),
     "battery_current": ("1", False),
 }
 #: Objectives: name -> +1 maximised, -1 minimised.
@@ -128,7 +130,7 @@ class CodesignProblem(eqx.Module):
         objective: static name (:data:`OBJECTIVES`).
         constraints: static :class:`Constraint` s.
         randomization: the :class:`~jaxrotor.randomize.Randomization` of the members.
-        propellers, batteries: the component families.
+        propellers, batteries, arm_tubes: the component families.
         gain_spec: the :class:`~jaxrotor.gains.GainSpec` of the auto gains.
         hover_tilt_deg: static tilt [deg] of the ``hover_tilt`` measure.
         payload_twr: static thrust-to-weight ratio the ``payload`` measure keeps.
@@ -147,6 +149,7 @@ class CodesignProblem(eqx.Module):
     randomization: Randomization = Randomization()
     propellers: PropellerFamily = PropellerFamily()
     batteries: BatteryFamily = BatteryFamily()
+    arm_tubes: ArmTubeFamily = ArmTubeFamily()
     gain_spec: GainSpec = GainSpec()
     hover_tilt_deg: float = eqx.field(static=True, default=15.0)
     payload_twr: float = eqx.field(static=True, default=2.0)
@@ -239,6 +242,8 @@ class CodesignProblem(eqx.Module):
         new_parts = dataclasses.replace(parts, motor=take_motor(self.motors, motor),
                                         propeller=self.propellers.propeller(D, pitch),
                                         battery=self.batteries.battery(cap, cells, parts.battery))
+        if "arm_tube_diameter" in v:
+            new_parts = dataclasses.replace(new_parts, arm=self.arm_tubes.arm(v["arm_tube_diameter"]))
         fields = {"parts": new_parts}
         if "arm_length" in v:
             fields["arm_length"] = v["arm_length"] * jnp.ones_like(p.arm_length)
@@ -276,6 +281,10 @@ class CodesignProblem(eqx.Module):
             out["battery_current"] = jnp.sum(i) / esc / self.batteries.max_current(parts.battery.capacity_mah)
         if "clearance" in need:
             out["clearance"] = _clearance(platform)
+        if "arm_deflection" in need:
+            free = jnp.max(platform.arm_length) - parts.hub.radius
+            thrust = jnp.max(platform.c_f * platform.u_max)
+            out["arm_deflection"] = self.arm_tubes.deflection(2.0 * parts.arm.radius, free, thrust)
         if "hover_tilt" in need:
             out["hover_tilt"] = _hover_tilt_margin(platform, math.radians(self.hover_tilt_deg))
         if "rotor_loss" in need:

@@ -108,7 +108,8 @@ def design_table(config: DesignConfig, x, motor: str, cells: int, name: str, mis
     """The vehicle configuration (a TOML-ready dict) of design ``x`` with catalogue ``motor`` and ``cells``.
 
     The base file's vehicle and flight tables with ``[platform]`` (arm length, cant, dihedral, elevation) and
-    ``[parts.motor]``, ``[parts.propeller]``, ``[parts.battery]`` set to the design's, and
+    ``[parts.motor]``, ``[parts.propeller]``, ``[parts.battery]`` (and ``[parts.arm]`` with an arm-tube
+    variable) set to the design's, and
     ``[reference]`` = mission flight ``mission``. ``jaxrotor analyze``, ``simulate``, ``faults``,
     ``export`` and ``report`` read it.
     """
@@ -132,6 +133,9 @@ def design_table(config: DesignConfig, x, motor: str, cells: int, name: str, mis
             plat[f"{key}_deg"] = math.degrees(v[var])
     parts = out.setdefault("parts", {})
     parts["motor"] = dict(MOTORS[motor])
+    if "arm_tube_diameter" in v:
+        D_arm = v["arm_tube_diameter"]
+        parts["arm"] = {"mass_per_length": float(pr.arm_tubes.mass_per_length(D_arm)), "radius": D_arm / 2.0}
     D = v.get("propeller_diameter", float(pr.platform.parts.propeller.diameter))
     P = v.get("propeller_pitch", float(pr.platform.parts.propeller.pitch))
     prop = pr.propellers.propeller(D, P)

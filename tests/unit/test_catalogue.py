@@ -224,3 +224,31 @@ def test_single_motor_stack():
     stacked = stack_motors(["2814_700kv"])
     assert all(leaf.shape == (1,) for leaf in jax.tree_util.tree_leaves(stacked))
     _leaves_equal(take_motor(stacked, 0), motor("2814_700kv"))
+
+
+# --------------------------------------------------------------------------- arm tubes
+
+
+def test_arm_tube_closed_forms():
+    """A 16 mm x 1 mm carbon tube: annulus area pi (D t - t^2) = 4.712e-5 m^2 -> 73.04 g/m at 1550 kg/m^3;
+    I = pi (0.016^4 - 0.014^4) / 64 = 1.3312e-9 m^4; a 0.2 m cantilever under 10 N bends
+    F L^3 / (3 E I) = 0.2862 mm, 0.143 % of its length at 70 GPa (hand-computed)."""
+    from jaxrotor.design.catalogue import ArmTubeFamily
+
+    fam = ArmTubeFamily()
+    area = math.pi * (0.008**2 - 0.007**2)
+    assert float(fam.mass_per_length(0.016)) == pytest.approx(1550.0 * area, rel=1e-14)
+    assert float(fam.mass_per_length(0.016)) == pytest.approx(0.0730420, rel=1e-6)
+    I = math.pi * (0.016**4 - 0.014**4) / 64
+    assert float(fam.second_moment(0.016)) == pytest.approx(I, rel=1e-14)
+    assert I == pytest.approx(1.33125e-9, rel=1e-4)
+    delta = 10.0 * 0.2**3 / (3 * 70e9 * I)
+    assert float(fam.deflection(0.016, 0.2, 10.0)) == pytest.approx(delta / 0.2, rel=1e-14)
+    assert delta == pytest.approx(2.862e-4, rel=1e-3)
+    arm = fam.arm(0.016)
+    assert float(arm.radius) == 0.008 and float(arm.mass_of(jnp.asarray(0.25))) == pytest.approx(0.25 * 1550.0 * area)
+    # a thicker tube is heavier and stiffer; the deflection falls as the tube grows (the gradient's sign)
+    g = jax.grad(lambda D: fam.deflection(D, 0.2, 10.0))(0.016)
+    assert float(g) < 0 and float(jax.grad(fam.mass_per_length)(0.016)) == pytest.approx(1550 * math.pi * 1e-3)
+    with pytest.raises(ValueError, match="`wall` = 0.0"):
+        ArmTubeFamily(wall=0.0)

@@ -138,17 +138,20 @@ def test_full_mode_keeps_the_full_catalogue():
 
 
 def _hand_mass(problem, x, motor: str, cells: int) -> tuple[float, dict]:
-    """Total mass summed by hand: hub, arms (mass_per_length x (arm length - hub radius)), motors, propellers
-    (m_ref (D / D_ref)^3), battery (cells C s_m), payload."""
+    """Total mass summed by hand: hub, arms (mass_per_length x (arm length - hub radius); with the tube variable
+    1550 pi (D t - t^2) kg/m, t = 1 mm), motors, propellers (m_ref (D / D_ref)^3), battery (cells C s_m),
+    payload."""
     raw = read_toml(QUAD)
     parts = raw["parts"]
     v = dict(zip(problem.names, np.asarray(x, float)))
     n = raw["platform"]["n"]
     fam_p, fam_b = problem.propellers, problem.batteries
     r_hub = parts["hub"]["radius"]
+    D_arm = v.get("arm_tube_diameter")
+    per_m = parts["arm"]["mass_per_length"] if D_arm is None else 1550.0 * math.pi * (D_arm * 1e-3 - 1e-6)
     items = {
         "hub": parts["hub"]["mass"],
-        "arms": n * parts["arm"]["mass_per_length"] * (v["arm_length"] - r_hub),
+        "arms": n * per_m * (v["arm_length"] - r_hub),
         "motors": n * MOTORS[motor]["mass"],
         "propellers": n * fam_p.mass_ref * (v["propeller_diameter"] / fam_p.diameter_ref) ** 3,
         "battery": cells * v["battery_capacity"] * fam_b.specific_mass,
@@ -157,7 +160,7 @@ def _hand_mass(problem, x, motor: str, cells: int) -> tuple[float, dict]:
     return sum(items.values()), items
 
 
-@pytest.mark.parametrize("fractions, motor_index", [(None, 0), ((0.7, 0.3, 0.6, 0.45), 1)])
+@pytest.mark.parametrize("fractions, motor_index", [(None, 0), ((0.7, 0.4, 0.3, 0.6, 0.45), 1)])
 def test_build_reproduces_the_parts(quad, fractions, motor_index):
     pr = quad.problem
     x = pr.start if fractions is None else _interior(pr, fractions)
@@ -496,7 +499,7 @@ def _leaves_close(a, b, rtol=1e-9):
         np.testing.assert_allclose(np.asarray(x, float), np.asarray(y, float), rtol=rtol, atol=1e-12)
 
 
-@pytest.mark.parametrize("which, fractions", [("quad", (0.3, 0.6, 0.45, 0.7)), ("hex", (0.65, 0.2, 0.55, 0.4, 0.8))])
+@pytest.mark.parametrize("which, fractions", [("quad", (0.3, 0.5, 0.6, 0.45, 0.7)), ("hex", (0.65, 0.2, 0.55, 0.4, 0.8))])
 def test_design_table_round_trip(designs, tmp_path, which, fractions):
     from jaxrotor.io.platform_table import load_platform
 
@@ -533,7 +536,7 @@ def test_design_table_flight_config_round_trip(quad, tmp_path):
     from jaxrotor.io.config import load
 
     pr = quad.problem
-    x = _interior(pr, (0.55, 0.35, 0.6, 0.25))
+    x = _interior(pr, (0.55, 0.3, 0.35, 0.6, 0.25))
     path = tmp_path / "best.toml"
     write_toml(design_table(quad, x, pr.motor_names[0], pr.cells[0], "quad_best"), path)
     conf = load(path)
@@ -681,3 +684,51 @@ def test_dihedral_variable_and_the_tilted_hover_loss_measure(tmp_path):
     h = 1e-6
     fd = (float(f(x[k] + h)) - float(f(x[k] - h))) / (2 * h)
     assert float(jax.grad(f)(jnp.asarray(x[k]))) == pytest.approx(fd, rel=1e-4, abs=1e-7)
+
+
+def test_arm_tube_variable_and_the_deflection_measure(tmp_path):
+    """``arm_tube_diameter`` makes every arm the family's tube (radius D/2, mass rho pi (D t - t^2) per metre, so the
+    vehicle's mass moves by n (L - hub radius) times that), ``best.toml`` carries it as ``[parts.arm]``, ``arm_deflection`` is
+    F L^2 / (3 E I) with the rotor's full thrust and the free length (arm minus hub radius), and its gradient in the
+    diameter matches central differences; a lower bound at or under twice the wall is refused by name."""
+    from jaxrotor.design.catalogue import ArmTubeFamily
+    from jaxrotor.io.platform_table import load_platform
+
+    d = read_toml(QUAD)
+    d["design"]["variables"]["arm_tube_diameter"] = {"lower": 0.008, "upper": 0.030, "start": 0.016}
+    d["design"]["constraints"] = {"arm_deflection": {"at_most": 0.005}}
+    d["design"].pop("pareto", None)
+    conf = design_from_dict(d, str(QUAD), quick=True)
+    pr = conf.problem
+    k = pr.names.index("arm_tube_diameter")
+    fam = ArmTubeFamily()
+    x = pr.start.copy()
+    masses = []
+    for D in (0.012, 0.020):
+        x[k] = D
+        platform, _ = pr.build(jnp.asarray(x), 0, pr.cells[0])
+        assert float(platform.parts.arm.radius) == pytest.approx(D / 2, rel=1e-15)
+        assert float(platform.parts.arm.mass_per_length) == pytest.approx(float(fam.mass_per_length(D)), rel=1e-15)
+        masses.append(float(platform.mass))
+        m = pr.measures(jnp.asarray(x), 0, pr.cells[0])
+        free = float(jnp.max(platform.arm_length)) - float(platform.parts.hub.radius)
+        F = float(jnp.max(platform.c_f * platform.u_max))
+        I = math.pi * (D**4 - (D - 0.002) ** 4) / 64
+        assert float(m["arm_deflection"]) == pytest.approx(F * free**2 / (3 * 70e9 * I), rel=1e-12)
+    built = pr.build(jnp.asarray(x), 0, pr.cells[0])[0]
+    L = float(jnp.max(built.arm_length)) - float(built.parts.hub.radius)  # each arm runs from the hub's rim
+    expect = 4 * L * float(fam.mass_per_length(0.020) - fam.mass_per_length(0.012))  # four arms
+    assert masses[1] - masses[0] == pytest.approx(expect, rel=1e-9)
+    table = design_table(conf, x, pr.motor_names[0], pr.cells[0], "tube_rt")
+    assert table["parts"]["arm"]["radius"] == pytest.approx(0.010, rel=1e-15)
+    write_toml(table, tmp_path / "best.toml")
+    loaded = load_platform(tmp_path / "best.toml")
+    assert float(loaded.mass) == pytest.approx(masses[1], rel=1e-9)
+    f = lambda D: pr.measures(jnp.asarray(x).at[k].set(D), 0, pr.cells[0],  # noqa: E731
+                              frozenset({"arm_deflection"}))["mass"]
+    h = 1e-7
+    fd = (float(f(0.016 + h)) - float(f(0.016 - h))) / (2 * h)
+    assert float(jax.grad(f)(jnp.asarray(0.016))) == pytest.approx(fd, rel=1e-6)
+    d["design"]["variables"]["arm_tube_diameter"]["lower"] = 0.002
+    msg = _error(d)
+    assert "design.variables.arm_tube_diameter.lower" in msg and "0.002" in msg
