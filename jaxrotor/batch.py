@@ -116,9 +116,9 @@ def shard(batch, mesh: Mesh, replicate: bool = False):
 _COMPILED: weakref.WeakKeyDictionary[Callable, dict] = weakref.WeakKeyDictionary()
 
 
-#: Members per chunk of a batch on the CPU (:func:`chunk_size`), per CPU device: measured best for the quadrotor's
-#: closed-loop flights (``experiments/benchmark_loop.py``, docs/benchmarks.md: 256 members flew RK4 1.5x faster
-#: than 1024, a hexarotor's 0.8x; a chunk's working set then stays in the core's caches).
+#: Members per chunk of a batch on the CPU (:func:`chunk_size`), per CPU device: measured best for the quadrotor of
+#: ``experiments/benchmark_peers.py`` (docs/batching.md: chunks of 256 flew its discrete RK4 batch 1.5x faster than
+#: 1024, a hexarotor's 0.8x; a chunk's working set then stays in the core's caches).
 CPU_CHUNK = 256
 
 
