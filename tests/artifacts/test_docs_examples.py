@@ -483,19 +483,22 @@ def _check_own_vehicle(ns, values, stdout):
 
 def _check_design_quad(ns, values, stdout):
     names, motors, cells = values[0]
-    assert names == ("arm_length", "propeller_diameter", "propeller_pitch", "battery_capacity")
+    assert names == ("arm_length", "arm_tube_diameter", "propeller_diameter", "propeller_pitch", "battery_capacity")
     assert motors == ("2212_920kv", "2216_880kv", "2814_700kv", "3508_580kv") and cells == (3, 4)
     assert values[1] == [("endurance", 600.0), ("thrust_to_weight", 2.0), ("tracking", 0.08),
-                         ("stability_margin", 0.3), ("clearance", 0.01), ("battery_current", 1.0)]
-    # hub 0.45 + 4 x (arm 0.10 kg/m x (0.25 - 0.07) m + motor 0.072 + propeller 0.015) + battery 0.5 + payload 0.5
-    mass = 0.45 + 4 * (0.10 * (0.25 - 0.07) + 0.072 + 0.015) + 4 * 5000 * 2.5e-5 + 0.5
-    assert values[2][0] == round(mass, 3) == 1.87
-    assert values[2][1] == 1026.1 and values[2][2] == 3.123
+                         ("stability_margin", 0.3), ("clearance", 0.01), ("battery_current", 1.0),
+                         ("arm_deflection", 0.005)]
+    # hub 0.45 + 4 x (arm: a 16 mm x 1 mm carbon tube, 1550 pi (0.016 0.001 - 0.001^2) kg/m x (0.25 - 0.07) m
+    # + motor 0.072 + propeller 0.015) + battery 0.5 + payload 0.5
+    tube = 1550 * math.pi * (0.016 * 0.001 - 0.001**2)
+    mass = 0.45 + 4 * (tube * (0.25 - 0.07) + 0.072 + 0.015) + 4 * 5000 * 2.5e-5 + 0.5
+    assert values[2][0] == round(mass, 3) == 1.851
+    assert values[2][1] == 1042.3 and values[2][2] == 3.156
     # d mass / d capacity = cells x specific mass, exactly; d endurance / d capacity against central differences
     assert values[3][1] == 0.1
     problem, x0, static = ns["problem"], ns["x0"], ns["static"]
     h = 1.0
-    e = [float(problem.measures(x0.at[3].add(s * h), 1, 4, static)["endurance"]) for s in (1, -1)]
+    e = [float(problem.measures(x0.at[4].add(s * h), 1, 4, static)["endurance"]) for s in (1, -1)]
     assert values[3][0] == pytest.approx((e[0] - e[1]) / (2 * h), abs=1e-4)
     assert values[4] == ("mass", "minimize", True) and values[5] == (True, True) and values[6] == (True, True)
     d = ns["d"]
