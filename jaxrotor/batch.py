@@ -169,63 +169,65 @@ def chunked_vmap(fn: Callable, chunk: int) -> Callable:
     return run
 
 
-def _over_cores(fn: Callable, chunk: int | None, devices: tuple) -> Callable:
-    """``fn(member, shared)`` over a batch split evenly over the CPU ``devices`` (``shard_map``; each device a
-    chunked ``vmap`` of its part, on its own core), built once per ``(fn, chunk, devices)``."""
-    key = ("cores", chunk, devices)
+def _cached(fn: Callable, key, build: Callable[[], Callable]) -> Callable:
+    """``build()`` kept per ``(fn, key)`` (a weak reference to ``fn``: repeated calls hit the cache)."""
     try:
         return _COMPILED[fn][key]
     except (KeyError, TypeError):
+        f = build()
+        try:
+            _COMPILED.setdefault(fn, {})[key] = f
+        except TypeError:  # not weak-referenceable: no cache
+            pass
+        return f
+
+
+def _vmapped(fn: Callable, chunk: int | None) -> Callable:
+    """``(batch, shared) -> outputs``: ``fn(member)`` (``fn(member, shared)`` when ``shared`` is given) over the
+    batch's leading axis, as one ``vmap`` (``chunk=None``) or in chunks of ``chunk`` members (:func:`chunked_vmap`)."""
+    body = lambda member, shared: fn(member) if shared is None else fn(member, shared)  # noqa: E731
+    if chunk is None:
+        return eqx.filter_vmap(body, in_axes=(0, None))
+    return lambda batch, shared: chunked_vmap(lambda m: body(m, shared), chunk)(batch)
+
+
+def _batched(fn: Callable, chunk: int | None = None) -> Callable:
+    """``filter_jit`` of :func:`_vmapped`, built once per ``(fn, chunk)``."""
+    return _cached(fn, chunk, lambda: eqx.filter_jit(_vmapped(fn, chunk)))
+
+
+def _over_cores(fn: Callable, chunk: int | None, devices: tuple) -> Callable:
+    """:func:`_vmapped` of each device's part of a batch split evenly over the CPU ``devices`` (``shard_map``: each
+    part on its own core), jitted, built once per ``(fn, chunk, devices)``."""
+
+    def build():
         try:
             from jax import shard_map
         except ImportError:  # jax < 0.6
             from jax.experimental.shard_map import shard_map
         mesh = Mesh(np.asarray(devices), ("batch",))
-        body = lambda member, shared: fn(member) if shared is None else fn(member, shared)
-
-        def per_device(arrays, static, sh_arrays, sh_static):
-            batch = eqx.combine(arrays, static)
-            shared = eqx.combine(sh_arrays, sh_static)
-            if chunk is None or batch_size(batch) <= chunk:
-                return eqx.filter_vmap(body, in_axes=(0, None))(batch, shared)
-            return chunked_vmap(lambda m: body(m, shared), chunk)(batch)
+        part = _vmapped(fn, chunk)
 
         def run(batch, shared):
             arrays, static = eqx.partition(batch, eqx.is_array)
             sh_arrays, sh_static = eqx.partition(shared, eqx.is_array)
             spec = jax.tree_util.tree_map(lambda _: PartitionSpec("batch"), arrays)
             rep = jax.tree_util.tree_map(lambda _: PartitionSpec(), sh_arrays)
-            g = lambda a, sh: per_device(a, static, sh, sh_static)  # noqa: E731
+            g = lambda a, sh: part(eqx.combine(a, static), eqx.combine(sh, sh_static))  # noqa: E731
             try:
                 f = shard_map(g, mesh=mesh, in_specs=(spec, rep), out_specs=PartitionSpec("batch"), check_vma=False)
             except TypeError:  # older JAX names the check check_rep
                 f = shard_map(g, mesh=mesh, in_specs=(spec, rep), out_specs=PartitionSpec("batch"), check_rep=False)
             return f(arrays, sh_arrays)
 
-        f = eqx.filter_jit(run)
-        try:
-            _COMPILED.setdefault(fn, {})[key] = f
-        except TypeError:
-            pass
-        return f
+        return eqx.filter_jit(run)
+
+    return _cached(fn, ("cores", chunk, devices), build)
 
 
-def _batched(fn: Callable, chunk: int | None = None) -> Callable:
-    """``filter_jit(filter_vmap(fn, in_axes=(0, None)))`` (chunked by :func:`chunked_vmap` with ``chunk``), built
-    once per ``(fn, chunk)`` (repeated calls hit the cache)."""
-    try:
-        return _COMPILED[fn][chunk]
-    except (KeyError, TypeError):
-        body = lambda member, shared: fn(member) if shared is None else fn(member, shared)
-        if chunk is None:
-            f = eqx.filter_jit(eqx.filter_vmap(body, in_axes=(0, None)))
-        else:
-            f = eqx.filter_jit(lambda batch, shared: chunked_vmap(lambda m: body(m, shared), chunk)(batch))
-        try:
-            _COMPILED.setdefault(fn, {})[chunk] = f
-        except TypeError:  # not weak-referenceable: no cache
-            pass
-        return f
+def _unpad(out, n: int):
+    """The first ``n`` members of every array leaf of ``out`` (the padding cut off)."""
+    return jax.tree_util.tree_map(lambda x: x[:n] if eqx.is_array(x) else x, out)
 
 
 def map_batch(fn: Callable, batch, mesh: Mesh | None = None, *, shared=None, chunk: int | str | None = "auto"):
@@ -257,8 +259,7 @@ def map_batch(fn: Callable, batch, mesh: Mesh | None = None, *, shared=None, chu
         if cores is not None and n >= 2 * len(cores):
             k = len(cores)
             padded, _ = pad_to(batch, k)
-            out = _over_cores(fn, chunk_size(-(-n // k), chunk), tuple(cores))(padded, shared)
-            return jax.tree_util.tree_map(lambda x: x[:n] if eqx.is_array(x) else x, out)
+            return _unpad(_over_cores(fn, chunk_size(-(-n // k), chunk), tuple(cores))(padded, shared), n)
         return _batched(fn, chunk_size(n, chunk))(batch, shared)
     f = _batched(fn)
     padded, n = pad_to(batch, mesh.devices.size)
@@ -268,4 +269,4 @@ def map_batch(fn: Callable, batch, mesh: Mesh | None = None, *, shared=None, chu
 
         arrays, static = eqx.partition(out, eqx.is_array)
         out = eqx.combine(multihost_utils.process_allgather(arrays, tiled=True), static)
-    return jax.tree_util.tree_map(lambda x: x[:n] if eqx.is_array(x) else x, out)
+    return _unpad(out, n)
