@@ -24,6 +24,7 @@ def test_codesign_targets_quick(tmp_path):
     assert r["lhs"]["points"] == 256 and r["lhs"]["feasible"] > 0 and r["lhs_vs_gradient"] <= 0.01
     # jax.grad of the whole mission loss agrees with central differences for every variable
     gc = r["gradient_check"]
-    assert gc["variables"] == ["arm_length", "propeller_diameter", "propeller_pitch", "battery_capacity"]
+    assert gc["variables"] == ["arm_length", "arm_tube_diameter", "propeller_diameter", "propeller_pitch",
+                              "battery_capacity"]
     fd, gr = np.asarray(gc["central_difference"]), np.asarray(gc["grad"])
     assert np.allclose(gr, fd, rtol=0, atol=1e-4 * np.linalg.norm(fd)) and math.isfinite(gc["max_relative_error"])
