@@ -231,6 +231,14 @@ def _max_min_ratio(Ms: Array, t_schedule: Array) -> Array:
     return barrier_lp(e_s, g, jnp.zeros(m, dtype), jnp.ones(m, dtype=bool), z0, null_projector(C), y0, t_schedule)
 
 
+def _soft_min(r: Array, temperature: float) -> Array:
+    """``-tau log sum_j exp(-r_j / tau)`` (``tau = temperature`` > 0, static; at most ``tau log n`` below the hard
+    minimum), or ``min_j r_j`` for ``temperature = 0``: the worst rotor loss of the margins ``r`` ``(n,)``."""
+    if temperature > 0:
+        return -temperature * jax.nn.logsumexp(-r / temperature)
+    return jnp.min(r)
+
+
 def rotor_loss_margin(
     platform: Platform,
     alpha: AngleLike | None = None,
@@ -288,9 +296,7 @@ def rotor_loss_margin(
     Ms = Gs[3:]
     t_schedule = barrier_schedule(barrier_t_max, stages, newton_steps, Gs.dtype)
     r = jax.vmap(lambda idx: _max_min_ratio(Ms[:, idx], t_schedule))(jnp.asarray(keep))
-    if temperature > 0:
-        return -temperature * jax.nn.logsumexp(-r / temperature)
-    return jnp.min(r)
+    return _soft_min(r, temperature)
 
 
 def rotor_loss_axis_margin(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None, *,
@@ -333,9 +339,7 @@ def rotor_loss_axis_margin(platform: Platform, alpha: AngleLike | None = None, b
         return axis_margin(A, jnp.where(alive, s.lo, 0.0), jnp.where(alive, s.hi, jnp.inf), 1.0, alive=alive)
 
     r = jax.vmap(one)(eye)
-    if temperature > 0:
-        return -temperature * jax.nn.logsumexp(-r / temperature)
-    return jnp.min(r)
+    return _soft_min(r, temperature)
 
 
 def hover_power(platform: Platform, alpha: AngleLike | None = None, beta: AngleLike | None = None

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from .._util import to_jsonable
-from ..io.design_config import DesignConfig
+from ..io.design_config import _DEG_VARIABLES, DesignConfig
 from ..optimize.codesign import MEASURES, OBJECTIVES, VARIABLES, cma_baseline, solve
 
 __all__ = ["DESIGN_KEYS", "run_design", "design_table", "write_toml", "output_dir", "design_summary"]
@@ -134,8 +134,8 @@ def design_table(config: DesignConfig, x, motor: str, cells: int, name: str, mis
     parts = out.setdefault("parts", {})
     parts["motor"] = dict(MOTORS[motor])
     if "arm_tube_diameter" in v:
-        D_arm = v["arm_tube_diameter"]
-        parts["arm"] = {"mass_per_length": float(pr.arm_tubes.mass_per_length(D_arm)), "radius": D_arm / 2.0}
+        arm = pr.arm_tubes.arm(v["arm_tube_diameter"])
+        parts["arm"] = {"mass_per_length": float(arm.mass_per_length), "radius": float(arm.radius)}
     D = v.get("propeller_diameter", float(pr.platform.parts.propeller.diameter))
     P = v.get("propeller_pitch", float(pr.platform.parts.propeller.pitch))
     prop = pr.propellers.propeller(D, P)
@@ -261,7 +261,7 @@ def _parameters(config: DesignConfig, x, motor: str, cells: int) -> dict:
     out = {}
     for name, value in zip(config.problem.names, np.asarray(x, float)):
         out[name] = float(value)
-        if name in ("tilt", "dihedral", "elevation"):
+        if name in _DEG_VARIABLES:
             out[f"{name}_deg"] = math.degrees(float(value))
     out["motor"], out["cells"] = motor, int(cells)
     return out
