@@ -19,6 +19,7 @@ import numpy as np
 from jax import Array
 from jaxtyping import ArrayLike, Float
 
+from . import small
 from .design.platform import AngleLike, Platform, rotor_axes, rotor_positions
 
 __all__ = [
@@ -106,7 +107,7 @@ def rotor_moments(platform: Platform, u: Float[ArrayLike, " n"], alpha: AngleLik
 def wrench(platform: Platform, u: Float[ArrayLike, " n"], alpha: AngleLike | None = None,
            beta: AngleLike | None = None) -> tuple[Float[Array, "3"], Float[Array, "3"]]:
     """Body wrench from inputs, eq. (10): ``f_c = F u`` [N], ``tau_c = M u`` [N m], each ``(3,)``."""
-    w = allocation_matrix(platform, alpha, beta) @ u
+    w = small.mv(allocation_matrix(platform, alpha, beta), u)
     return w[:3], w[3:]
 
 

@@ -35,7 +35,7 @@ import jax.numpy as jnp
 from jax import Array
 from jaxtyping import Float
 
-from . import so3
+from . import small, so3
 from ._util import as_float
 from .numerics import safe_normalize
 from .dynamics import VehicleState
@@ -161,10 +161,11 @@ def _attitude_torque(ctrl, platform, state, integral, R_r, omega_r, omega_dot_r)
     R, w = state.R, state.omega
     J = platform.inertia
     e_R = so3.attitude_error(R, R_r)
-    RtRr = R.T @ R_r
-    e_w = w - RtRr @ omega_r
-    ff = -J @ (jnp.cross(w, RtRr @ omega_r) - RtRr @ omega_dot_r)
-    tau = -ctrl.K_R * e_R - ctrl.K_w * e_w - ctrl.K_Ri * integral.int_R + jnp.cross(w, J @ w) + ff
+    RtRr = small.mtm(R, R_r)
+    w_r = small.mv(RtRr, omega_r)
+    e_w = w - w_r
+    ff = -small.mv(J, jnp.cross(w, w_r) - small.mv(RtRr, omega_dot_r))
+    tau = -ctrl.K_R * e_R - ctrl.K_w * e_w - ctrl.K_Ri * integral.int_R + jnp.cross(w, small.mv(J, w)) + ff
     return tau, e_R
 
 
@@ -208,7 +209,7 @@ class FullyActuatedSE3(AbstractController):
     def __call__(self, platform: Platform, state: VehicleState, integral: IntegralState, ref: RefSample
                  ) -> tuple[Float[Array, "6"], IntegralState]:
         f_w, e_p = _desired_force(self, platform, state, integral, ref)
-        f_b = state.R.T @ f_w
+        f_b = small.mtv(state.R, f_w)
         tau, e_R = _attitude_torque(self, platform, state, integral, ref.R, ref.omega, ref.omega_dot)
         return jnp.concatenate([f_b, tau]), IntegralState(int_p=e_p, int_R=e_R)
 
@@ -279,11 +280,11 @@ class UnderactuatedSE3(AbstractController):
 
         def omega_nom(s):
             Rn, dR = jax.jvp(R_nom, (s,), (jnp.ones_like(s),))
-            return so3.vee(Rn.T @ dR)
+            return so3.vee(small.mtm(Rn, dR))
 
         zero = jnp.zeros((), dtype=e_p.dtype)
         omega_d, omega_dot_d = jax.jvp(omega_nom, (zero,), (jnp.ones_like(zero),))
-        thrust = jnp.dot(f_w, state.R[:, 2])
+        thrust = small.dot(f_w, state.R[:, 2])
         tau, e_R = _attitude_torque(self, platform, state, integral, R_d, omega_d, omega_dot_d)
         f_b = jnp.zeros(3, dtype=e_p.dtype).at[2].set(thrust)
         return jnp.concatenate([f_b, tau]), IntegralState(int_p=e_p, int_R=e_R)

@@ -31,7 +31,7 @@ import numpy as np
 from jax import Array
 from jaxtyping import ArrayLike, Float
 
-from . import so3
+from . import small, so3
 from .aero import Aerodynamics, body_wrench
 from ._util import as_float
 from .numerics import safe_sqrt
@@ -636,13 +636,13 @@ def rigid_body_derivative(
         ``(p_dot, v_dot, R_dot, omega_dot)``.
     """
     g_w = jnp.zeros(3, dtype=force_b.dtype).at[2].set(-platform.gravity)
-    v_dot = g_w + state.R @ force_b / platform.mass
+    v_dot = g_w + small.mv(state.R, force_b) / platform.mass
     if force_ext_w is not None:
         v_dot = v_dot + force_ext_w / platform.mass
-    R_dot = state.R @ so3.hat(state.omega)
+    R_dot = small.mm(state.R, so3.hat(state.omega))
     J = platform.inertia
     # inv(J) rather than solve(J, .): J is constant during a solve, so XLA hoists the inverse out of the loop
-    omega_dot = jnp.linalg.inv(J) @ (torque_b - jnp.cross(state.omega, J @ state.omega))
+    omega_dot = small.mv(jnp.linalg.inv(J), torque_b - jnp.cross(state.omega, small.mv(J, state.omega)))
     return state.v, v_dot, R_dot, omega_dot
 
 
@@ -677,10 +677,10 @@ def rotor_inertia_torque(platform: Platform, omega: Float[Array, "3"], rotor_spe
         z, z_dot = jax.jvp(lambda a, b: rotor_axes(platform, a, b), (alpha, beta), (alpha_dot, beta_dot))
     else:
         z, z_dot = rotor_axes(platform, alpha, beta), None
-    h = jnp.sum((Jr_s * rotor_speed)[:, None] * z, axis=0)
-    dh = jnp.sum((Jr_s * rotor_speed_dot)[:, None] * z, axis=0)
+    h = small.mtv(z, Jr_s * rotor_speed)
+    dh = small.mtv(z, Jr_s * rotor_speed_dot)
     if z_dot is not None:
-        dh = dh + jnp.sum((Jr_s * rotor_speed)[:, None] * z_dot, axis=0)
+        dh = dh + small.mtv(z_dot, Jr_s * rotor_speed)
     return -jnp.cross(omega, h) - dh
 
 

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import jax.numpy as jnp
+from . import small
 from jax import Array
 
 __all__ = ["safe_sqrt", "safe_norm", "safe_normalize", "time_integral", "time_mean"]
@@ -35,10 +36,10 @@ def safe_normalize(x: Array, fallback: Array, eps: float = 1e-12) -> Array:
 
     Finite value and derivative everywhere (double ``where``).
     """
-    n2 = jnp.sum(x**2)
+    n2 = small.dot(x, x)
     ok = n2 > eps**2
     safe_x = jnp.where(ok, x, fallback)
-    return jnp.where(ok, safe_x / jnp.sqrt(jnp.sum(safe_x**2)), fallback)
+    return jnp.where(ok, safe_x / jnp.sqrt(small.dot(safe_x, safe_x)), fallback)
 
 
 def time_integral(t: Array, y: Array) -> Array:

@@ -11,6 +11,7 @@ identity and a stable formula near a half turn).
 from __future__ import annotations
 
 import jax.numpy as jnp
+from . import small
 from jax import Array
 from jax.typing import ArrayLike
 from jaxtyping import Float
@@ -111,8 +112,8 @@ def exp(w: Float[ArrayLike, "3"]) -> Float[Array, "3 3"]:
     """
     w = jnp.asarray(w)
     W = hat(w)
-    A, B = _sinc_coeffs(jnp.dot(w, w))
-    return jnp.eye(3, dtype=W.dtype) + A * W + B * (W @ W)
+    A, B = _sinc_coeffs(small.dot(w, w))
+    return jnp.eye(3, dtype=W.dtype) + A * W + B * small.mm(W, W)
 
 
 def log(R: Float[ArrayLike, "3 3"]) -> Float[Array, "3"]:
@@ -240,5 +241,5 @@ def attitude_error(R: Float[ArrayLike, "3 3"], R_r: Float[ArrayLike, "3 3"]) -> 
     SE(3) controller regulates and which equals the printed one to first order.
     For a rotation by ``theta`` about a unit axis ``a``: ``e_R = sin(theta) a``.
     """
-    E = jnp.swapaxes(jnp.asarray(R_r), -1, -2) @ jnp.asarray(R)
+    E = small.mtm(jnp.asarray(R_r), jnp.asarray(R))
     return 0.5 * vee(E - jnp.swapaxes(E, -1, -2))
