@@ -15,6 +15,11 @@ Two measurements, each a ratio against a baseline flown in the same process, int
   (``Integrator(unroll=True)``, what ``unroll="auto"`` picks for RK4) against a ``lax.scan`` over them
   (``unroll=False``).
 
+* **batch layout**: the discrete-rate loop's RK4 batch (500 Hz ticks, one plant step each) as
+  :func:`jaxrotor.batch.map_batch` flies it, with the step's small products written out
+  (:mod:`jaxrotor.small`, the default) against the layout before: the same products as ``jnp.matmul``
+  (``small.DOTS``), each compiled with the flag set;
+
 * **stage cost**: one RK4 step of the continuous closed loop's vector field with its stages written out
   (``fixed_step._erk_step``, what the unrolled loop runs) against one evaluation of that field, batched over
   ``--batch`` members: the ratio is the step's cost in field evaluations (four stages, one plant and
@@ -123,6 +128,25 @@ def main(argv: list[str] | None = None) -> int:
                                                        False)[0]))
 
     saved_only, every_tick = discrete(args.t1), discrete(2e-3)  # compiled once each
+
+    # the batch layout: the discrete-rate RK4 batch as map_batch flies it, with the step's small products written
+    # out (the default) against the same products as matmuls
+    from jaxrotor import small
+
+    def layout(old: bool):
+        small.DOTS = old
+        jax.clear_caches()
+
+        def one(p):
+            tr = jr.fly(plat, ctrl, flight(p, control_rate=500.0, save_dt=args.t1))
+            return tr.p[-1]
+
+        try:
+            return jax.jit(lambda d: map_batch(one, d)).lower(offsets).compile()
+        finally:
+            small.DOTS = False
+
+    written_out, dots = layout(False), layout(True)
     variants = {
         "saved_only": lambda: saved_only(offsets),
         "every_tick": lambda: every_tick(offsets),
@@ -130,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
         "one_vmap": lambda: map_batch(member, offsets, chunk=None),
         "unrolled": lambda: unrolled(offsets),
         "scanned": lambda: scanned(offsets),
+        "written_out": lambda: written_out(offsets),
+        "dots": lambda: dots(offsets),
         "rk4_step": lambda: step_b(ys),
         "field": lambda: field_b(ys),
     }
@@ -150,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     checks.add("chunked vs one-vmap final positions [m]", gap_chunk, "<=", tol)
     gap_unroll = float(np.abs(np.asarray(results["unrolled"]) - np.asarray(results["scanned"])).max())
     checks.add("unrolled vs scanned stages final positions [m]", gap_unroll, "<=", tol)
+    gap_layout = float(np.abs(np.asarray(results["written_out"]) - np.asarray(results["dots"])).max())
+    checks.add("written-out vs matmul layout final positions [m]", gap_layout, "<=", tol)
     checks.add("diverged members", int(np.sum(np.asarray(results["chunked"][1]))), "==", 0)
     gap_step = float(np.abs(np.asarray(results["rk4_step"]) - np.asarray(diffrax_b(ys))).max())
     checks.add("written-out RK4 step vs diffrax's RK4 step (max abs difference)", gap_step, "<=",
@@ -157,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     record = {"batch": args.batch, "t1": args.t1, "steps": steps, "dtype": str(jnp.dtype(dtype)),
               "rounds": args.rounds, "chunk": CPU_CHUNK, "compile_s": compile_s, "wall_s": times, "ratios": {}}
     print(f"batch {args.batch}, {steps} steps of 2 ms, {jnp.dtype(dtype)}, {args.rounds} rounds")
-    for faster, base in (("saved_only", "every_tick"), ("chunked", "one_vmap"), ("unrolled", "scanned")):
+    for faster, base in (("saved_only", "every_tick"), ("chunked", "one_vmap"), ("unrolled", "scanned"),
+                       ("written_out", "dots")):
         r = np.asarray(times[base]) / np.asarray(times[faster])
         record["ratios"][f"{faster}/{base}"] = {"median": float(np.median(r)), "min": float(r.min()),
                                                 "max": float(r.max())}

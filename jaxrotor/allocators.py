@@ -34,7 +34,7 @@ import jax.numpy as jnp
 from jax import Array
 from jaxtyping import ArrayLike, Bool, Float
 
-from . import linalg, small
+from . import linalg
 from .allocation import allocation_matrix, hover_wrench
 from .design.platform import AngleArray, AngleLike, Platform
 from .numerics import safe_norm
@@ -149,7 +149,7 @@ def allocation_record(G: Float[Array, "6 n"], u_min: Float[Array, " n"], u_max: 
     rel = max(1e-9, 8 * float(jnp.finfo(u.dtype).eps))
     tol = rel * jnp.maximum(1.0, jnp.abs(u))
     sat = (u <= u_min + tol) | (u >= u_max - tol)
-    return Allocation(u=u, requested=wrench, achieved=small.mv(G, u), saturated=sat, shift=jnp.asarray(shift, dtype=u.dtype),
+    return Allocation(u=u, requested=wrench, achieved=G @ u, saturated=sat, shift=jnp.asarray(shift, dtype=u.dtype),
                       alpha=alpha, beta=beta)
 
 
@@ -162,7 +162,7 @@ class PseudoInverse(AbstractAllocator):
     """``u = G^+ w``: exact whenever ``w`` is in the range of ``G``; ignores input bounds."""
 
     def __call__(self, data: AllocationData, wrench: Float[Array, "6"]) -> Allocation:
-        u = small.mv(data.G_pinv, wrench)
+        u = data.G_pinv @ wrench
         res = _result(data, wrench, u, 0.0)
         return eqx.tree_at(lambda r: r.saturated, res, jnp.zeros_like(res.saturated))
 
@@ -172,7 +172,7 @@ class Clip(AbstractAllocator):
     """``u = clip(G^+ w, u_min, u_max)``."""
 
     def __call__(self, data: AllocationData, wrench: Float[Array, "6"]) -> Allocation:
-        u = jnp.clip(small.mv(data.G_pinv, wrench), data.u_min, data.u_max)
+        u = jnp.clip(data.G_pinv @ wrench, data.u_min, data.u_max)
         return _result(data, wrench, u, 0.0)
 
 
@@ -197,7 +197,7 @@ class TorquePriority(AbstractAllocator):
     """
 
     def __call__(self, data: AllocationData, wrench: Float[Array, "6"]) -> Allocation:
-        u0 = small.mv(data.G_pinv, wrench)
+        u0 = data.G_pinv @ wrench
         n = data.collective
         tiny = 8 * jnp.finfo(n.dtype).eps
         pos, neg = n > tiny, n < -tiny

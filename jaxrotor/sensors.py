@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
-from . import small, so3
+from . import so3
 from ._util import as_float
 from .dynamics import VehicleState
 from .registry import Option, register, std_option
@@ -154,6 +154,6 @@ def measure(state: VehicleState, error: Array) -> VehicleState:
     rotation vector, ``R_m = R exp([e_R]_x)`` (stays on SO(3)). Rotor speeds and tilt
     angles pass through.
     """
-    return VehicleState(p=state.p + error[0], v=state.v + error[1], R=small.mm(state.R, so3.exp(error[2])),
+    return VehicleState(p=state.p + error[0], v=state.v + error[1], R=state.R @ so3.exp(error[2]),
                         omega=state.omega + error[3], rotor_speed=state.rotor_speed, alpha=state.alpha,
                         beta=state.beta)

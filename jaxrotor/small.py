@@ -7,6 +7,10 @@ out as sums of elementwise products over the (static, small) contracted axis, th
 elementwise work on the batch that XLA fuses with what comes before and after it, and that it vectorises
 over the members. Every function takes the operands' last axes as the matrix axes (leading axes broadcast,
 as ``jnp.matmul`` does), and sums in the order ``k = 0, 1, ...`` of the contracted index.
+
+:data:`DOTS` set to True makes every function here ``jnp.matmul`` again (the layout before; what
+``experiments/benchmark_layout.py`` measures against: set it before a function is traced, and call
+``jax.clear_caches()`` when switching it in one process).
 """
 
 from __future__ import annotations
@@ -14,7 +18,10 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-__all__ = ["dot", "mm", "mtm", "mtv", "mv", "total"]
+__all__ = ["DOTS", "dot", "mm", "mtm", "mtv", "mv", "total"]
+
+#: False (default): the products written out; True: ``jnp.matmul`` (XLA ``dot``), for comparison.
+DOTS = False
 
 
 def _agree(name: str, a, b) -> None:
@@ -34,28 +41,38 @@ def total(terms):
 def mv(A: Float[Array, "... m k"], x: Float[Array, "... k"]) -> Float[Array, "... m"]:
     """``A x`` ``(..., m)``: ``sum_k A[..., :, k] x[..., k]``."""
     _agree("mv", A.shape[-1], x.shape[-1])
+    if DOTS:
+        return jnp.matmul(A, x[..., None])[..., 0]
     return total([A[..., :, k] * x[..., k, None] for k in range(A.shape[-1])])
 
 
 def mm(A: Float[Array, "... m k"], B: Float[Array, "... k n"]) -> Float[Array, "... m n"]:
     """``A B`` ``(..., m, n)``: ``sum_k A[..., :, k, None] B[..., None, k, :]``."""
     _agree("mm", A.shape[-1], B.shape[-2])
+    if DOTS:
+        return jnp.matmul(A, B)
     return total([A[..., :, k, None] * B[..., None, k, :] for k in range(A.shape[-1])])
 
 
 def dot(a: Float[Array, "... k"], b: Float[Array, "... k"]) -> Float[Array, "..."]:
     """``a . b``: ``sum_k a[..., k] b[..., k]``."""
     _agree("dot", a.shape[-1], b.shape[-1])
+    if DOTS:
+        return jnp.matmul(a[..., None, :], b[..., :, None])[..., 0, 0]
     return total([a[..., k] * b[..., k] for k in range(a.shape[-1])])
 
 
 def mtv(A: Float[Array, "... k m"], x: Float[Array, "... k"]) -> Float[Array, "... m"]:
     """``A^T x`` ``(..., m)``: ``sum_k A[..., k, :] x[..., k]`` (no transpose is formed)."""
     _agree("mtv", A.shape[-2], x.shape[-1])
+    if DOTS:
+        return jnp.matmul(jnp.swapaxes(A, -1, -2), x[..., None])[..., 0]
     return total([A[..., k, :] * x[..., k, None] for k in range(A.shape[-2])])
 
 
 def mtm(A: Float[Array, "... k m"], B: Float[Array, "... k n"]) -> Float[Array, "... m n"]:
     """``A^T B`` ``(..., m, n)``: ``sum_k A[..., k, :, None] B[..., k, None, :]`` (no transpose is formed)."""
     _agree("mtm", A.shape[-2], B.shape[-2])
+    if DOTS:
+        return jnp.matmul(jnp.swapaxes(A, -1, -2), B)
     return total([A[..., k, :, None] * B[..., k, None, :] for k in range(A.shape[-2])])

@@ -112,8 +112,8 @@ def exp(w: Float[ArrayLike, "3"]) -> Float[Array, "3 3"]:
     """
     w = jnp.asarray(w)
     W = hat(w)
-    A, B = _sinc_coeffs(small.dot(w, w))
-    return jnp.eye(3, dtype=W.dtype) + A * W + B * small.mm(W, W)
+    A, B = _sinc_coeffs(jnp.dot(w, w))
+    return jnp.eye(3, dtype=W.dtype) + A * W + B * (W @ W)
 
 
 def log(R: Float[ArrayLike, "3 3"]) -> Float[Array, "3"]:
