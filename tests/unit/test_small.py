@@ -45,3 +45,23 @@ def test_no_dot_under_vmap(rng):
     assert " dot(" not in hlo and " reduce(" not in hlo
     np.testing.assert_allclose(jax.vmap(lambda R, v: small.mv(small.mtm(R, R), v))(R, v),
                                np.einsum("bki,bkj,bj->bi", R, R, v), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["mv", "mm", "dot", "mtv", "mtm"])
+def test_derivatives_equal_matmuls(name, rng):
+    """Forward and reverse mode (first and second order) of each product equal those of its matmul form."""
+    shapes = {"mv": ((3, 4), (4,)), "mm": ((3, 4), (4, 2)), "dot": ((4,), (4,)), "mtv": ((4, 3), (4,)),
+              "mtm": ((4, 3), (4, 2))}[name]
+    ref = {"mv": lambda A, x: A @ x, "mm": lambda A, B: A @ B, "dot": lambda a, b: a @ b,
+           "mtv": lambda A, x: A.T @ x, "mtm": lambda A, B: A.T @ B}[name]
+    fn = getattr(small, name)
+    a, b = (jnp.asarray(rng.normal(size=s)) for s in shapes)
+    scalar = lambda f: lambda a, b: jnp.sum(jnp.sin(f(a, b)))  # noqa: E731
+    for argnums in (0, 1, (0, 1)):
+        got, want = jax.grad(scalar(fn), argnums)(a, b), jax.grad(scalar(ref), argnums)(a, b)
+        jax.tree_util.tree_map(lambda g, w: np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-13), got, want)
+        got, want = jax.jacfwd(fn, argnums)(a, b), jax.jacfwd(ref, argnums)(a, b)
+        jax.tree_util.tree_map(lambda g, w: np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-13), got, want)
+    np.testing.assert_allclose(jax.hessian(scalar(fn))(a, b), jax.hessian(scalar(ref))(a, b), rtol=1e-11, atol=1e-12)
+    const = lambda x: jnp.sum(fn(a, x) ** 2)  # noqa: E731  (a constant first operand: a symbolic-zero tangent)
+    np.testing.assert_allclose(jax.grad(const)(b), jax.grad(lambda x: jnp.sum(ref(a, x) ** 2))(b), rtol=1e-12)
