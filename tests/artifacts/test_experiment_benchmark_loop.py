@@ -17,7 +17,9 @@ def test_benchmark_loop_quick(tmp_path):
     assert {c["name"]: c["passed"] for c in rec["checks"]} == {
         "saved-only vs every-tick final positions [m]": True, "chunked vs one-vmap final positions [m]": True,
         "unrolled vs scanned stages final positions [m]": True, "diverged members": True,
-        "written-out RK4 step vs diffrax's RK4 step (max abs difference)": True}
-    assert set(rec["ratios"]) == {"saved_only/every_tick", "chunked/one_vmap", "unrolled/scanned", "rk4_step/field"}
+        "written-out RK4 step vs diffrax's RK4 step (max abs difference)": True,
+        "written-out vs matmul layout final positions [m]": True}
+    assert set(rec["ratios"]) == {"saved_only/every_tick", "chunked/one_vmap", "unrolled/scanned", "written_out/dots",
+                                  "rk4_step/field"}
     for ratio in rec["ratios"].values():
         assert 0 < ratio["min"] <= ratio["median"] <= ratio["max"]
