@@ -9,8 +9,9 @@
 from __future__ import annotations
 
 import jax.numpy as jnp
-from . import small
 from jax import Array
+
+from . import small
 
 __all__ = ["safe_sqrt", "safe_norm", "safe_normalize", "time_integral", "time_mean"]
 

@@ -9,8 +9,8 @@ over the members. Every function takes the operands' last axes as the matrix axe
 as ``jnp.matmul`` does), and sums in the order ``k = 0, 1, ...`` of the contracted index.
 
 :data:`DOTS` set to True makes every function here ``jnp.matmul`` again (the layout before; what
-``experiments/benchmark_layout.py`` measures against: set it before a function is traced, and call
-``jax.clear_caches()`` when switching it in one process).
+``experiments/benchmark_loop.py`` measures against, its "batch layout" pair: set it before a function is
+traced, and call ``jax.clear_caches()`` when switching it in one process).
 """
 
 from __future__ import annotations

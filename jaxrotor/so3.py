@@ -11,10 +11,11 @@ identity and a stable formula near a half turn).
 from __future__ import annotations
 
 import jax.numpy as jnp
-from . import small
 from jax import Array
 from jax.typing import ArrayLike
 from jaxtyping import Float
+
+from . import small
 
 __all__ = [
     "attitude_error",
