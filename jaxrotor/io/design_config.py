@@ -16,6 +16,11 @@ The vehicle and flight tables (``[platform]``, ``[parts.*]``, ``[controller]``, 
     upper = 0.30                            # [mAh]; tilt, dihedral and elevation in degrees here
     start = 0.254
 
+    [design.variables.tilt]          # one variable per rotor (tilt_1 ... tilt_n): tilt, dihedral, elevation, azimuth
+    per_rotor = true                 # lower, upper, start: one number or a list of n [deg]; start defaults to the
+    lower = -50.0                    # platform's angles; rotors = [1, 2] limits the variables to those rotors
+    upper = 50.0
+
     [design.constraints.tracking]    # one table per measure (jaxrotor.optimize.codesign.MEASURES)
     at_most = 0.05                   # or at_least = ...; scale = the normalising size (default |bound|)
 
@@ -30,7 +35,7 @@ The vehicle and flight tables (``[platform]``, ``[parts.*]``, ``[controller]``, 
     seed = 0
 
     [design.propeller] / [design.battery] / [design.arm_tube]   # family constants (jaxrotor.design.catalogue)
-    [design.optimize]                # iterations, rounds, learning_rate, rho
+    [design.optimize]                # iterations, rounds, learning_rate, rho, tighten
     [design.baseline]                # budget_factor (CMA-ES gets this x the gradient's evaluations), popsize
     [design.pareto]                  # measure (one of the constraints), bounds = [...]
     [design.verify]                  # physics, control_rate, the [sensors] of the physics flights, rotor_losses
@@ -47,11 +52,21 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .toml import ConfigError, Table, read_toml
+import numpy as np
+
+from .toml import MISSING, ConfigError, Table, read_toml
 
 __all__ = ["DesignSettings", "DesignConfig", "load_design", "design_from_dict"]
 
 _DEG_VARIABLES = ("tilt", "dihedral", "elevation")
+
+
+def degree_variable(name: str) -> bool:
+    """Whether design variable ``name`` is an angle (written in degrees in the file, radians in ``x``): ``tilt``,
+    ``dihedral``, ``elevation`` and every per-rotor angle ``<angle>_<i>``."""
+    from ..optimize.codesign import per_rotor_variable
+
+    return name in _DEG_VARIABLES or per_rotor_variable(name) is not None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,7 +75,7 @@ class DesignSettings:
     ``[design.verify]``, after ``[design.quick]`` when quick).
 
     Attributes:
-        iterations, rounds, learning_rate, rho: of :func:`jaxrotor.optimize.codesign.solve`.
+        iterations, rounds, learning_rate, rho, tighten: of :func:`jaxrotor.optimize.codesign.solve`.
         budget_factor: CMA-ES's budget over the gradient method's evaluations.
         popsize: CMA-ES population (``None``: cma's default ``4 + 3 ln n``).
         seeds: CMA-ES seeds (the median best is reported).
@@ -78,6 +93,7 @@ class DesignSettings:
     rounds: int = 4
     learning_rate: float = 0.05
     rho: float = 0.3
+    tighten: float = 1e-3
     budget_factor: float = 10.0
     popsize: int | None = None
     seeds: tuple[int, ...] = (0,)
@@ -113,7 +129,7 @@ class DesignConfig:
 
 
 def _variables(t: Table, platform) -> tuple:
-    from ..optimize.codesign import VARIABLES, Variable
+    from ..optimize.codesign import PER_ROTOR, VARIABLES, Variable, _rotor_angles
 
     out = []
     parts = platform.parts
@@ -122,11 +138,20 @@ def _variables(t: Table, platform) -> tuple:
                 "battery_capacity": float(parts.battery.capacity_mah) if parts.battery is not None else None,
                 "tilt": None, "dihedral": None, "elevation": None,
                 "arm_tube_diameter": 2 * float(parts.arm.radius) if parts.arm is not None else None}
+    names = ", ".join(list(VARIABLES) + ["azimuth (per_rotor)"])
     for name in list(t.data):
-        if name not in VARIABLES:
-            raise t.fail(name, t.data[name], "not a design variable", f"use one of {', '.join(VARIABLES)}")
+        if name not in VARIABLES and name not in PER_ROTOR:
+            raise t.fail(name, t.data[name], "not a design variable", f"use one of {names}")
         v = t.table(name)
-        unit = "deg" if name in _DEG_VARIABLES else VARIABLES[name]
+        unit = "deg" if name in _DEG_VARIABLES or name in PER_ROTOR else VARIABLES[name]
+        per_rotor = v.boolean("per_rotor", False) if name in PER_ROTOR else False
+        if name == "azimuth" and not per_rotor:
+            raise v.fail("per_rotor", per_rotor, "an arm azimuth is one variable per rotor",
+                         "write per_rotor = true")
+        if per_rotor:
+            angles = np.degrees(np.asarray(_rotor_angles(platform, PER_ROTOR[name])))
+            out.extend(_per_rotor_variables(v, name, platform, angles))
+            continue
         lo = v.number("lower", fix=f"the lower bound in {unit}")
         hi = v.number("upper", fix=f"the upper bound in {unit}")
         start = v.number("start", defaults[name] if defaults[name] is not None else (lo + hi) / 2,
@@ -134,15 +159,42 @@ def _variables(t: Table, platform) -> tuple:
         v.check_unknown()
         if name in _DEG_VARIABLES:
             lo, hi, start = (math.radians(a) for a in (lo, hi, start))
-        if not lo < hi:
-            raise v.fail("upper", hi, f"it must exceed lower = {lo}", "give lower < upper")
-        if not lo <= start <= hi:
-            raise v.fail("start", start, f"it lies outside [{lo}, {hi}]", "give a start between lower and upper")
-        out.append(Variable(name, lo, hi, start))
+        out.append(_variable(v, Variable, name, lo, hi, start))
     if not out:
         raise t.error("no design variable: [design.variables] is empty. Fix: add e.g. "
                       "[design.variables.propeller_diameter] with lower, upper.")
     return tuple(out)
+
+
+def _variable(v: Table, cls, name: str, lo: float, hi: float, start: float, key: str = "start"):
+    if not lo < hi:
+        raise v.fail("upper", hi, f"it must exceed lower = {lo} (`{name}`)", "give lower < upper")
+    if not lo <= start <= hi:
+        raise v.fail(key, start, f"`{name}` starts outside [{lo}, {hi}]", "give a start between lower and upper")
+    return cls(name, lo, hi, start)
+
+
+def _per_rotor_variables(v: Table, name: str, platform, current_deg) -> list:
+    """``<name>_<i>`` variables (radians) of ``[design.variables.<name>]`` with ``per_rotor = true``: ``lower``,
+    ``upper`` and ``start`` in degrees, each one number for every rotor or a list of one per rotor (``start``
+    defaults to the platform's angles), ``rotors`` the 1-based rotors that get a variable (default all)."""
+    from ..optimize.codesign import Variable
+
+    n = platform.n_rotors
+    rotors = v.get("rotors", list, list(range(1, n + 1)), fix=f"a list of rotor numbers 1..{n}")
+    if not rotors or any(isinstance(r, bool) or not isinstance(r, int) or not 1 <= r <= n for r in rotors) or len(
+            set(rotors)) != len(rotors):
+        raise v.fail("rotors", rotors, f"rotors are numbered 1..{n}, each at most once", f"list rotors from 1..{n}")
+
+    def per(key: str, default=None):
+        x = v.vector(key, n, default if default is not None else MISSING, fix=f"degrees: one number or {n}")
+        return np.broadcast_to(np.asarray(x, float), (n,))
+
+    lo, hi = per("lower"), per("upper")
+    start = per("start", [float(a) for a in current_deg])
+    v.check_unknown()
+    return [_variable(v, Variable, f"{name}_{i}", math.radians(lo[i - 1]), math.radians(hi[i - 1]),
+                      math.radians(start[i - 1])) for i in rotors]
 
 
 def _constraints(t: Table) -> tuple:
@@ -163,6 +215,15 @@ def _constraints(t: Table) -> tuple:
         c.check_unknown()
         out.append(Constraint(name, bound, lo is not None, scale))
     return tuple(out)
+
+
+def _tighten(o: Table) -> float:
+    from ..optimize.codesign import TIGHTEN
+
+    t = o.number("tighten", TIGHTEN, fix=f"a normalised margin >= 0 the solver keeps inside each constraint (default {TIGHTEN})")
+    if t < 0:
+        raise o.fail("tighten", t, "it must be >= 0", f"give a margin >= 0 (default {TIGHTEN})")
+    return t
 
 
 def _apply_quick(design: dict, source: str) -> dict:
@@ -244,6 +305,10 @@ def design_from_dict(data: dict, source: str = "<dict>", quick: bool = False) ->
     if not cells or not all(isinstance(c, int) and not isinstance(c, bool) and c >= 1 for c in cells):
         raise d.fail("cells", cells, "expected whole series cell counts >= 1", "write e.g. cells = [3, 4]")
     variables = _variables(d.table("variables", required=True, fix="with at least one variable"), platform)
+    layout = data.get("platform", {}).get("layout", "star") if isinstance(data.get("platform"), dict) else None
+    if any(v.name.startswith("azimuth_") for v in variables) and layout != "star":
+        raise d.error(f"[design.variables.azimuth] moves the arms, but [platform] layout = {layout!r} places them "
+                      "itself. Fix: give layout = \"star\" (with gamma_deg) to design the arm azimuths.")
     constraints = _constraints(d.table("constraints"))
     r = d.table("randomize")
     members = r.integer("members", 4, minimum=1)
@@ -284,6 +349,7 @@ def design_from_dict(data: dict, source: str = "<dict>", quick: bool = False) ->
     settings = DesignSettings(
         iterations=o.integer("iterations", 60, minimum=1), rounds=o.integer("rounds", 4, minimum=1),
         learning_rate=o.number("learning_rate", 0.05, positive=True), rho=o.number("rho", 0.3, positive=True),
+        tighten=_tighten(o),
         budget_factor=b.number("budget_factor", 10.0, positive=True), popsize=b.integer("popsize", None, minimum=4),
         seeds=tuple(int(s) for s in b.get("seeds", list, [0])),
         pareto_measure=pm, pareto_bounds=tuple(p.vector("bounds", None, [])),

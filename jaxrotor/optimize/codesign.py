@@ -6,7 +6,8 @@
                       -> {objective, constraint values}
 
 * ``x`` ``(d,)``: the continuous variables (:data:`VARIABLES`: arm length, tilt (cant), dihedral, elevation,
-  propeller diameter and pitch, battery capacity) in their units;
+  propeller diameter and pitch, battery capacity; per rotor ``i`` (1-based) ``tilt_i``, ``dihedral_i``,
+  ``elevation_i`` and the arm azimuth ``azimuth_i``, :data:`PER_ROTOR`) in their units;
 * ``motor``: an index into the problem's motor catalogue (:mod:`jaxrotor.design.catalogue`);
 * ``cells``: the battery's series cell count (static: the problem is compiled once per value).
 
@@ -65,13 +66,13 @@ from jax import Array
 
 from ..design.catalogue import ArmTubeFamily, BatteryFamily, PropellerFamily, take_motor
 from ..design.parts import ESC
-from ..design.platform import Platform, geometric_rotor_positions
+from ..design.platform import Platform, geometric_rotor_positions, per_rotor_angles
 from ..flight import Flight
 from ..gains import GainSpec, with_auto_gains
 from ..metrics import orientation_error, position_error, rms_norm
 from ..randomize import Randomization, fly_batch
 
-__all__ = ["VARIABLES", "MEASURES", "OBJECTIVES", "Variable", "Constraint", "CodesignProblem", "SolveResult",
+__all__ = ["VARIABLES", "PER_ROTOR", "per_rotor_variable", "MEASURES", "OBJECTIVES", "Variable", "Constraint", "CodesignProblem", "SolveResult",
            "solve", "cma_baseline", "BaselineResult", "penalised", "latin_hypercube"]
 
 #: Continuous design variables: name -> unit.
@@ -79,6 +80,27 @@ VARIABLES: dict[str, str] = {
     "arm_length": "m", "tilt": "rad", "dihedral": "rad", "elevation": "rad", "propeller_diameter": "m", "propeller_pitch": "m",
     "battery_capacity": "mAh", "arm_tube_diameter": "m",
 }
+#: Angles that may also be one variable per rotor, ``<name>_<i>`` (rotor ``i`` = 1..n): name -> the
+#: :class:`~jaxrotor.design.platform.Platform` field it sets (``tilt_i`` = ``alpha_i``, ``dihedral_i`` = ``beta_i``,
+#: ``elevation_i`` = ``delta_i``, ``azimuth_i`` = ``gamma_i``, the arm's angle from body ``x`` about ``z``, eq. (3)).
+#: A per-rotor angle is rotor ``i``'s own angle [rad] (no sign pattern applies); the rotors without a variable keep
+#: the platform's angle.
+PER_ROTOR: dict[str, str] = {"tilt": "alpha", "dihedral": "beta", "elevation": "delta", "azimuth": "gamma"}
+
+
+def per_rotor_variable(name: str) -> tuple[str, int] | None:
+    """``(angle, i)`` of a per-rotor variable name ``"<angle>_<i>"`` (``angle`` in :data:`PER_ROTOR`, rotor ``i`` >= 1,
+    1-based), else ``None``."""
+    base, _, idx = name.rpartition("_")
+    if base in PER_ROTOR and idx.isdigit() and int(idx) >= 1 and not idx.startswith("0"):
+        return base, int(idx)
+    return None
+
+
+def variable_unit(name: str) -> str:
+    """Unit of a design variable (:data:`VARIABLES`; ``rad`` for a per-rotor angle)."""
+    return "rad" if per_rotor_variable(name) is not None else VARIABLES[name]
+
 #: Measures of a design: name -> (unit, needs the flights).
 MEASURES: dict[str, tuple[str, bool]] = {
     "mass": ("kg", False), "endurance": ("s", False), "payload": ("kg", False), "thrust_to_weight": ("1", False),
@@ -163,10 +185,22 @@ class CodesignProblem(eqx.Module):
             raise ValueError(f"CodesignProblem: objective `{self.objective}` is unknown. Fix: use one of "
                              f"{', '.join(OBJECTIVES)}.")
         names = [v.name for v in self.variables]
+        n = self.platform.n_rotors
         for v in self.variables:
-            if v.name not in VARIABLES:
+            rotor = per_rotor_variable(v.name)
+            if v.name not in VARIABLES and rotor is None:
                 raise ValueError(f"CodesignProblem: variable `{v.name}` is unknown. Fix: use one of "
-                                 f"{', '.join(VARIABLES)}.")
+                                 f"{', '.join(VARIABLES)}, or a per-rotor angle <name>_<i> (name one of "
+                                 f"{', '.join(PER_ROTOR)}, i = 1..{n}).")
+            if rotor is not None and rotor[1] > n:
+                raise ValueError(f"CodesignProblem: variable `{v.name}` names rotor {rotor[1]}, but the platform has "
+                                 f"{n} rotors. Fix: number the rotors 1..{n}.")
+            if rotor is not None and rotor[0] == "azimuth" and self.platform.positions is not None:
+                raise ValueError(f"CodesignProblem: variable `{v.name}` sets an arm azimuth, but the platform gives its "
+                                 "rotor positions explicitly. Fix: describe the layout by angles (layout = \"star\").")
+            if rotor is not None and rotor[0] in names:
+                raise ValueError(f"CodesignProblem: variables `{rotor[0]}` (all rotors) and `{v.name}` (one rotor) "
+                                 f"both set the {PER_ROTOR[rotor[0]]} angles. Fix: keep one of them.")
             if not (math.isfinite(v.lower) and math.isfinite(v.upper) and v.lower < v.upper
                     and v.lower <= v.start <= v.upper):
                 raise ValueError(f"CodesignProblem: variable `{v.name}` has lower = {v.lower}, upper = {v.upper}, "
@@ -253,6 +287,16 @@ class CodesignProblem(eqx.Module):
             fields["beta"] = v["dihedral"] * jnp.ones_like(p.beta)
         if "elevation" in v:
             fields["delta"] = v["elevation"] * jnp.ones_like(p.delta)
+        for name, value in v.items():
+            rotor = per_rotor_variable(name)
+            if rotor is None:
+                continue
+            key = PER_ROTOR[rotor[0]]
+            if key not in fields:
+                fields[key] = _rotor_angles(p, key)
+                if key in ("alpha", "beta"):  # the angles are each rotor's own: no sign pattern
+                    fields[f"{key}_sign"] = jnp.ones_like(getattr(p, f"{key}_sign"))
+            fields[key] = fields[key].at[rotor[1] - 1].set(value)
         platform = dataclasses.replace(p, **fields).derive()
         flight = self.flights[0] if self.flights else None
         controller = with_auto_gains(self.controller, platform, flight, self.gain_spec)
@@ -334,6 +378,16 @@ class CodesignProblem(eqx.Module):
     def bounds(self) -> np.ndarray:
         """``(K,)`` the configured constraint bounds."""
         return np.array([c.bound for c in self.constraints], dtype=float)
+
+
+def _rotor_angles(p: Platform, key: str) -> Array:
+    """``(n,)`` rotor ``key`` angles [rad] of ``p`` (``alpha``, ``beta``: the sign pattern applied to an interdependent
+    angle, :func:`~jaxrotor.design.platform.per_rotor_angles`; ``gamma``, ``delta`` as stored)."""
+    if key in ("alpha", "beta"):
+        a = per_rotor_angles(p)[0 if key == "alpha" else 1]
+    else:
+        a = jnp.asarray(getattr(p, key))
+    return jnp.broadcast_to(a, (p.n_rotors,))
 
 
 def _finite(e: Array) -> Array:
@@ -455,7 +509,7 @@ def _feasible(g: np.ndarray, diverged: np.ndarray) -> np.ndarray:
 def solve(problem: CodesignProblem, *, iterations: int = 60, rounds: int = 4, learning_rate: float = 0.05,
           rho: float = 0.3, rho_growth: float = 3.0, final_fraction: float = 0.03, bounds: Sequence[float] | None = None,
           theta0: np.ndarray | None = None, lam0: np.ndarray | None = None, motors: Sequence[int] | None = None, cells: Sequence[int] | None = None,
-          progress: Callable[[int, int], None] | None = None) -> SolveResult:
+          progress: Callable[[int, int], None] | None = None, tighten: float = TIGHTEN) -> SolveResult:
     """Augmented-Lagrangian Adam over the continuous variables, for every (motor, cells) candidate at once.
 
     Args:
@@ -470,10 +524,15 @@ def solve(problem: CodesignProblem, *, iterations: int = 60, rounds: int = 4, le
         lam0: ``(M, K)`` starting multipliers (default 0).
         motors: catalogue indices to enumerate (default all). cells: cell counts (default the problem's).
         progress: ``progress(done, total)`` after every step.
+        tighten: the penalised constraints are ``g_k + tighten <= 0`` (normalised; default :data:`TIGHTEN`): a larger
+            value keeps the iterates further inside a thin feasible set.
 
     Returns:
         :class:`SolveResult`.
     """
+    if not (math.isfinite(tighten) and tighten >= 0):
+        raise ValueError(f"solve parameter `tighten` = {tighten!r} is invalid. Fix: give a finite number >= 0 "
+                         f"(default {TIGHTEN}).")
     t0 = time.perf_counter()
     motors = list(range(len(problem.motor_names))) if motors is None else list(motors)
     cells = list(problem.cells) if cells is None else list(cells)
@@ -508,7 +567,7 @@ def solve(problem: CodesignProblem, *, iterations: int = 60, rounds: int = 4, le
             x0 = problem.to_x(theta[:1])[0]
             m0 = problem.measures(x0, midx[0], c, need=frozenset({problem.objective}))
             f_scale = jnp.maximum(jnp.abs(problem.objective_value(m0)), 1e-6)
-        t_r = jnp.asarray(TIGHTEN, dtype=theta.dtype)
+        t_r = jnp.asarray(tighten, dtype=theta.dtype)
         for _ in range(max(rounds, 1)):
             for _ in range(per_round):
                 x_now = np.asarray(problem.to_x(theta))

@@ -42,8 +42,8 @@ from typing import Any
 import numpy as np
 
 from .._util import to_jsonable
-from ..io.design_config import _DEG_VARIABLES, DesignConfig
-from ..optimize.codesign import MEASURES, OBJECTIVES, VARIABLES, cma_baseline, solve
+from ..io.design_config import DesignConfig, degree_variable
+from ..optimize.codesign import MEASURES, OBJECTIVES, PER_ROTOR, cma_baseline, per_rotor_variable, solve, variable_unit
 
 __all__ = ["DESIGN_KEYS", "run_design", "design_table", "write_toml", "output_dir", "design_summary"]
 
@@ -114,6 +114,7 @@ def design_table(config: DesignConfig, x, motor: str, cells: int, name: str, mis
     ``export`` and ``report`` read it.
     """
     from ..design.catalogue import MOTORS
+    from ..design.platform import per_rotor_angles
 
     pr = config.problem
     v = dict(zip(pr.names, (float(a) for a in x)))
@@ -131,6 +132,15 @@ def design_table(config: DesignConfig, x, motor: str, cells: int, name: str, mis
         if var in v:
             plat.pop(key, None)
             plat[f"{key}_deg"] = math.degrees(v[var])
+    if any(per_rotor_variable(name) for name in v):  # per-rotor angles: each rotor's own, as one list per angle
+        built, _ = pr.build(np.asarray(x, float), 0, pr.cells[0])
+        for var, key in PER_ROTOR.items():
+            if any((per_rotor_variable(name) or ("",))[0] == var for name in v):
+                for k in (key, f"{key}_deg", f"{key}_sign"):
+                    plat.pop(k, None)
+                angles = np.asarray(getattr(built, key), float) if key in ("gamma", "delta") else np.asarray(
+                    per_rotor_angles(built)[0 if key == "alpha" else 1], float)
+                plat[f"{key}_deg"] = [math.degrees(a) for a in angles]
     parts = out.setdefault("parts", {})
     parts["motor"] = dict(MOTORS[motor])
     if "arm_tube_diameter" in v:
@@ -261,7 +271,7 @@ def _parameters(config: DesignConfig, x, motor: str, cells: int) -> dict:
     out = {}
     for name, value in zip(config.problem.names, np.asarray(x, float)):
         out[name] = float(value)
-        if name in _DEG_VARIABLES:
+        if degree_variable(name):
             out[f"{name}_deg"] = math.degrees(float(value))
     out["motor"], out["cells"] = motor, int(cells)
     return out
@@ -311,7 +321,7 @@ def run_design(config: DesignConfig, out_dir: str | Path | None = None, *, echo:
 
     # 1. gradient
     steps = (st.iterations // st.rounds) * st.rounds * len(pr.cells)
-    grad = solve(pr, iterations=st.iterations, rounds=st.rounds, learning_rate=st.learning_rate, rho=st.rho,
+    grad = solve(pr, iterations=st.iterations, rounds=st.rounds, learning_rate=st.learning_rate, rho=st.rho, tighten=st.tighten,
                  progress=_bar(steps, "gradient (AL-Adam)", progress))
     i_best = _pick(grad, sign)
     g_best = float(grad.objective[i_best]) if i_best is not None else float("nan")
@@ -338,7 +348,7 @@ def run_design(config: DesignConfig, out_dir: str | Path | None = None, *, echo:
         for bnd in st.pareto_bounds:
             bounds = pr.bounds.copy()
             bounds[k] = bnd
-            r = solve(pr, iterations=st.pareto_iterations, rounds=3, learning_rate=st.learning_rate, rho=st.rho,
+            r = solve(pr, iterations=st.pareto_iterations, rounds=3, learning_rate=st.learning_rate, rho=st.rho, tighten=st.tighten,
                       bounds=bounds, theta0=np.stack([pr.to_theta(x) for x in warm_x]), lam0=warm_lam, progress=None)
             warm_x, warm_lam = r.x, r.lam
             j = _pick(r, sign)
@@ -360,7 +370,7 @@ def run_design(config: DesignConfig, out_dir: str | Path | None = None, *, echo:
     report: dict[str, Any] = {
         "name": config.name, "config": config.source, "quick": st.quick,
         "objective": {"name": pr.objective, "sense": "maximize" if sign > 0 else "minimize", "unit": unit},
-        "variables": {v.name: {"lower": v.lower, "upper": v.upper, "start": v.start, "unit": VARIABLES[v.name]}
+        "variables": {v.name: {"lower": v.lower, "upper": v.upper, "start": v.start, "unit": variable_unit(v.name)}
                       for v in pr.variables},
         "catalogue": {"motors": list(pr.motor_names), "cells": list(pr.cells)},
         "flights_per_evaluation": fpd,
