@@ -132,7 +132,7 @@ def run_one(path: str, quick: bool, seeds: int, long_seeds: int, n_lhs: int, box
         pr = eqx.tree_at(lambda p: p.keys, pr, pr.keys[:1])
     t0 = time.perf_counter()
     grad = solve(pr, iterations=st.iterations if not quick else 24, rounds=st.rounds if not quick else 3,
-                 learning_rate=st.learning_rate, rho=st.rho)
+                 learning_rate=st.learning_rate, rho=st.rho, tighten=st.tighten)
     feas = np.nonzero(grad.feasible)[0]
     if feas.size == 0:
         return {"name": name, "feasible": False}

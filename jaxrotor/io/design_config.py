@@ -38,7 +38,8 @@ The vehicle and flight tables (``[platform]``, ``[parts.*]``, ``[controller]``, 
     [design.optimize]                # iterations, rounds, learning_rate, rho, tighten
     [design.baseline]                # budget_factor (CMA-ES gets this x the gradient's evaluations), popsize
     [design.pareto]                  # measure (one of the constraints), bounds = [...]
-    [design.verify]                  # physics, control_rate, the [sensors] of the physics flights, rotor_losses
+    [design.verify]                  # physics, control_rate, the [sensors] of the physics flights, rotor_losses,
+                                     # loss_settle
     [design.quick]                   # what --quick changes (iterations, motors, cells, members, duration, ...)
 
 Every mistake raises :class:`~jaxrotor.io.toml.ConfigError` naming the key, the value and the fix.
@@ -56,7 +57,7 @@ import numpy as np
 
 from .toml import MISSING, ConfigError, Table, read_toml
 
-__all__ = ["DesignSettings", "DesignConfig", "load_design", "design_from_dict"]
+__all__ = ["DesignSettings", "DesignConfig", "load_design", "design_from_dict", "degree_variable"]
 
 _DEG_VARIABLES = ("tilt", "dihedral", "elevation")
 
@@ -86,6 +87,8 @@ class DesignSettings:
         control_rate: [Hz] of the physics flights' flight computer when the file has no ``[control]``
             (otherwise the mission's own is flown). sensors: their ``[sensors]`` table then.
         rotor_losses: fly every single-rotor loss of the winning design (both layers).
+        loss_settle: [s] after each loss before its flown outcome is judged (the flights last 5 s of hover,
+            the loss, ``loss_settle`` and one more second; :func:`jaxrotor.workflows.faults.rotor_loss_report`).
         quick: whether ``[design.quick]`` was applied.
     """
 
@@ -105,6 +108,7 @@ class DesignSettings:
     control_rate: float = 250.0
     sensors: dict = dataclasses.field(default_factory=dict)
     rotor_losses: bool = True
+    loss_settle: float = 3.0
     quick: bool = False
 
 
@@ -356,7 +360,9 @@ def design_from_dict(data: dict, source: str = "<dict>", quick: bool = False) ->
         pareto_iterations=p.integer("iterations", 30, minimum=1),
         physics=v.boolean("physics", True), physics_duration=v.number("physics_duration", 3.0, positive=True),
         control_rate=v.number("control_rate", 250.0, positive=True),
-        sensors=dict(v.get("sensors", dict, {})), rotor_losses=v.boolean("rotor_losses", True), quick=quick)
+        sensors=dict(v.get("sensors", dict, {})), rotor_losses=v.boolean("rotor_losses", True),
+        loss_settle=v.number("loss_settle", 3.0, positive=True, fix="seconds after a loss before it is judged"),
+        quick=quick)
     b.get("method", str, "cma")
     for t in (o, b, p, v, d):
         t.check_unknown(("mission",) if t is d else ())

@@ -72,7 +72,7 @@ from ..gains import GainSpec, with_auto_gains
 from ..metrics import orientation_error, position_error, rms_norm
 from ..randomize import Randomization, fly_batch
 
-__all__ = ["VARIABLES", "PER_ROTOR", "per_rotor_variable", "MEASURES", "OBJECTIVES", "Variable", "Constraint", "CodesignProblem", "SolveResult",
+__all__ = ["VARIABLES", "PER_ROTOR", "per_rotor_variable", "variable_unit", "MEASURES", "OBJECTIVES", "Variable", "Constraint", "CodesignProblem", "SolveResult",
            "solve", "cma_baseline", "BaselineResult", "penalised", "latin_hypercube"]
 
 #: Continuous design variables: name -> unit.

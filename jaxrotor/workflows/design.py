@@ -481,7 +481,8 @@ def _rotor_losses(table: dict, settings, out: Path, echo, progress) -> dict:
     t = copy.deepcopy(table)
     t["reference"] = {"kind": "hover", "position": pos, "duration": 5.0}
     conf = from_dict(t, f"{table['name']}_losses")
-    rep = rotor_loss_report(conf, out / "rotor_losses", physics=True, echo=echo, progress=progress)
+    rep = rotor_loss_report(conf, out / "rotor_losses", physics=True, settle=settings.loss_settle, echo=echo,
+                            progress=progress)
     return {"agree": bool(rep["agree"]),
             "rotors": [{k: r[k] for k in ("rotor", "analysis", "analytic", "physics")} for r in rep["rotors"]]}
 

@@ -669,6 +669,24 @@ def test_variable_bounds_and_start():
     assert "design.variables.arm_length.start" in _error(d)
 
 
+def test_solver_tightening_and_loss_settle_settings():
+    """``[design.optimize] tighten`` and ``[design.verify] loss_settle`` reach the settings as written (defaults 1e-3
+    and 3 s); a negative tightening is refused by name, by the file and by ``solve``."""
+    from jaxrotor.optimize.codesign import TIGHTEN
+
+    conf = design_from_dict(_raw(), "x.toml", quick=True)
+    assert conf.settings.tighten == TIGHTEN == 1e-3 and conf.settings.loss_settle == 3.0
+    hexa = load_design(HEX, quick=True)
+    raw = read_toml(HEX)["design"]
+    assert hexa.settings.tighten == raw["optimize"]["tighten"] and hexa.settings.rho == raw["optimize"]["rho"]
+    assert hexa.settings.loss_settle == raw["verify"]["loss_settle"]
+    d = _raw()
+    d["design"].setdefault("optimize", {})["tighten"] = -0.1
+    assert "design.optimize.tighten" in _error(d)
+    with pytest.raises(ValueError, match="tighten"):
+        solve(conf.problem, iterations=1, rounds=1, tighten=-1.0)
+
+
 def test_unknown_quick_key():
     d = _raw()
     d["design"]["quick"]["wingspan"] = 0.1
