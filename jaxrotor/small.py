@@ -39,12 +39,13 @@ def total(terms):
     return out
 
 
-def _written(fn_written, fn_matmul):
-    """The bilinear product ``fn_written`` (its value, fused) whose derivative is taken with ``fn_matmul``.
+def _written(fn_written, fn_summed):
+    """The bilinear product ``fn_written`` (its value, fused) whose derivative is taken with ``fn_summed``.
 
-    ``d(a * b) = da * b + a * db`` with both terms as matmuls: reverse mode transposes a matmul into a matmul,
-    whereas the transpose of the written-out form pads every slice back into a zero array (measured 1.2x
-    slower gradients). Zero tangents stay symbolic (a constant operand adds no term).
+    ``d(a * b) = da * b + a * db`` with both terms in the summed form (a broadcast product reduced over the
+    contracted axis): reverse mode transposes it into another broadcast and sum, whereas the transpose of the
+    written-out form pads every slice back into a zero array (measured 1.2x slower gradients). Zero tangents
+    stay symbolic (a constant operand adds no term).
     """
     from jax.custom_derivatives import SymbolicZero
 
@@ -54,8 +55,8 @@ def _written(fn_written, fn_matmul):
         a, b = primals
         da, db = tangents
         y = f(a, b)
-        terms = [fn_matmul(t, b) for t in (da,) if not isinstance(t, SymbolicZero)]
-        terms += [fn_matmul(a, t) for t in (db,) if not isinstance(t, SymbolicZero)]
+        terms = [fn_summed(t, b) for t in (da,) if not isinstance(t, SymbolicZero)]
+        terms += [fn_summed(a, t) for t in (db,) if not isinstance(t, SymbolicZero)]
         return y, (total(terms).astype(y.dtype) if terms else jnp.zeros_like(y))
 
     f.defjvp(jvp, symbolic_zeros=True)

@@ -170,11 +170,11 @@ def _variables(t: Table, platform) -> tuple:
     return tuple(out)
 
 
-def _variable(v: Table, cls, name: str, lo: float, hi: float, start: float, key: str = "start"):
+def _variable(v: Table, cls, name: str, lo: float, hi: float, start: float):
     if not lo < hi:
         raise v.fail("upper", hi, f"it must exceed lower = {lo} (`{name}`)", "give lower < upper")
     if not lo <= start <= hi:
-        raise v.fail(key, start, f"`{name}` starts outside [{lo}, {hi}]", "give a start between lower and upper")
+        raise v.fail("start", start, f"`{name}` starts outside [{lo}, {hi}]", "give a start between lower and upper")
     return cls(name, lo, hi, start)
 
 

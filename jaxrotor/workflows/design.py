@@ -43,7 +43,8 @@ import numpy as np
 
 from .._util import to_jsonable
 from ..io.design_config import DesignConfig, degree_variable
-from ..optimize.codesign import MEASURES, OBJECTIVES, PER_ROTOR, cma_baseline, per_rotor_variable, solve, variable_unit
+from ..optimize.codesign import (MEASURES, OBJECTIVES, PER_ROTOR, _rotor_angles, cma_baseline, per_rotor_variable, solve,
+                                 variable_unit)
 
 __all__ = ["DESIGN_KEYS", "run_design", "design_table", "write_toml", "output_dir", "design_summary"]
 
@@ -114,7 +115,6 @@ def design_table(config: DesignConfig, x, motor: str, cells: int, name: str, mis
     ``export`` and ``report`` read it.
     """
     from ..design.catalogue import MOTORS
-    from ..design.platform import per_rotor_angles
 
     pr = config.problem
     v = dict(zip(pr.names, (float(a) for a in x)))
@@ -132,15 +132,14 @@ def design_table(config: DesignConfig, x, motor: str, cells: int, name: str, mis
         if var in v:
             plat.pop(key, None)
             plat[f"{key}_deg"] = math.degrees(v[var])
-    if any(per_rotor_variable(name) for name in v):  # per-rotor angles: each rotor's own, as one list per angle
+    per_rotor = {r[0] for r in map(per_rotor_variable, v) if r is not None}
+    if per_rotor:  # per-rotor angles: each rotor's own, as one list per angle
         built, _ = pr.build(np.asarray(x, float), 0, pr.cells[0])
-        for var, key in PER_ROTOR.items():
-            if any((per_rotor_variable(name) or ("",))[0] == var for name in v):
-                for k in (key, f"{key}_deg", f"{key}_sign"):
-                    plat.pop(k, None)
-                angles = np.asarray(getattr(built, key), float) if key in ("gamma", "delta") else np.asarray(
-                    per_rotor_angles(built)[0 if key == "alpha" else 1], float)
-                plat[f"{key}_deg"] = [math.degrees(a) for a in angles]
+        for var in per_rotor:
+            key = PER_ROTOR[var]
+            for k in (key, f"{key}_deg", f"{key}_sign"):
+                plat.pop(k, None)
+            plat[f"{key}_deg"] = [math.degrees(a) for a in np.asarray(_rotor_angles(built, key), float)]
     parts = out.setdefault("parts", {})
     parts["motor"] = dict(MOTORS[motor])
     if "arm_tube_diameter" in v:
