@@ -186,6 +186,25 @@ def test_axis_law_and_allocation_in_closed_form():
     np.testing.assert_allclose(np.asarray(G @ alloc.u), np.asarray(wrench), atol=1e-7 * w)
 
 
+def test_axis_law_integrates_the_position_error_within_its_band():
+    """axis_wrench's position integrator takes e_p clipped to +-AXIS_INTEGRAL_BAND per axis (anti-windup for the
+    loss' excursion) and e_p itself within the band."""
+    from jaxrotor.control import AXIS_INTEGRAL_BAND, FullyActuatedSE3, IntegralState, axis_wrench
+    from jaxrotor.dynamics import initial_state
+    from jaxrotor.reference import Hover
+
+    pf = _tilted_hex()
+    ref = Hover(jnp.asarray([0.0, 0.0, 1.0]), duration=1.0)(0.5)
+    ctrl = FullyActuatedSE3()
+    integral = IntegralState(int_p=jnp.zeros(3), int_R=jnp.zeros(3))
+    b = AXIS_INTEGRAL_BAND
+    d = jnp.asarray([0.0, 0.0, 1.0])
+    for offset, expected in [((0.4, -0.3, 0.02), (-b, b, -0.02)), ((0.01, -0.02, 0.03), (-0.01, 0.02, -0.03))]:
+        state = initial_state(pf, p=ref.p + jnp.asarray(offset))
+        _, d_int = axis_wrench(ctrl, pf, state, integral, ref, d)
+        np.testing.assert_allclose(np.asarray(d_int.int_p), expected, rtol=1e-12, atol=1e-15)
+
+
 def test_static_analysis_says_full_pose_for_a_tilted_hover():
     """rotor_loss: rotor 6 of the tilted hexarotor takes rank from G, yet its hover axis is feasible: full_pose; the
     paper hexarotor's losses do not (its tilted hover has too little input room)."""
