@@ -15,9 +15,11 @@ import click
 @click.option("--quick", is_flag=True, help="Apply the file's [design.quick] table (fewer candidates, steps, "
               "members and a shorter mission: for tests and a first look).")
 @click.option("--no-physics", is_flag=True, help="Skip the physics-layer check of the winning design.")
+@click.option("--no-progress", is_flag=True, help="Hide the progress bars.")
 @click.option("--allow-failure", is_flag=True,
               help="Exit with status 0 even when no design is feasible or the physics-layer check fails.")
-def design(config: Path, out_dir: Path | None, quick: bool, no_physics: bool, allow_failure: bool) -> None:
+def design(config: Path, out_dir: Path | None, quick: bool, no_physics: bool, no_progress: bool,
+           allow_failure: bool) -> None:
     """Optimise CONFIG's vehicle (geometry, tilt, propeller, battery, motor, cells; auto gains) for its mission.
 
     Solves the problem with gradients (augmented Lagrangian + Adam, every catalogue motor and cell count
@@ -47,7 +49,7 @@ def design(config: Path, out_dir: Path | None, quick: bool, no_physics: bool, al
         sys.exit(2)
     if no_physics:
         conf = dataclasses.replace(conf, settings=dataclasses.replace(conf.settings, physics=False))
-    report = run_design(conf, out_dir, echo=click.echo)
+    report = run_design(conf, out_dir, echo=click.echo, progress=not no_progress)
     if not report["verdict"]["ok"] and not allow_failure:
         click.echo("error: " + "; ".join(report["verdict"]["reasons"]) + " (pass --allow-failure to exit 0).",
                    err=True)

@@ -20,9 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize("name", ["design_fully_actuated_hex"])
 def test_design_quick_contract(name, tmp_path):
     res = CliRunner().invoke(main, ["design", str(ROOT / "configs" / f"{name}.toml"), "--out", str(tmp_path),
-                                    "--quick"])
+                                    "--quick", "--no-progress"])
     d = json.loads((tmp_path / "design.json").read_text())
     assert res.exit_code == (0 if d["verdict"]["ok"] else 1), res.output
+    assert "step/s" not in res.output and "flight/s" not in res.output  # --no-progress: no bars
     # the contract
     obj = d["objective"]
     assert obj["name"] in ("mass", "endurance", "payload") and obj["sense"] in ("maximize", "minimize")
