@@ -10,9 +10,7 @@ after any test file that leaves the process with more than ``MAX_MAPS`` mappings
 The workers and the subprocesses the tests start (the CLI, the experiment scripts) share one persistent XLA
 cache folder (``JAX_COMPILATION_CACHE_DIR``, under the system's temporary folder) so a program compiled once is
 loaded by the others; set ``JAXROTOR_TEST_CACHE=0`` to run without it (each process then compiles on its own
-and the CLI configures no cache: ``JAXROTOR_NO_CACHE=1``). The workers and their subprocesses compile with XLA's
-CPU backend at LLVM optimisation level 0 (``XLA_FLAGS``; the suite spends more time compiling than running;
-``JAXROTOR_TEST_XLA_OPT=default`` keeps the default level).
+and the CLI configures no cache: ``JAXROTOR_NO_CACHE=1``).
 
 The suite is laid out as ``unit/`` (mirrors ``jaxrotor/``, fast), ``integration/`` (whole flights, layers
 against each other, the CLI, several processes) and ``artifacts/`` (docs blocks, the docs site, the wheel,
@@ -36,15 +34,6 @@ elif "JAX_COMPILATION_CACHE_DIR" not in os.environ:
 # a compiled program with a host callback is never written to the persistent cache; equinox's runtime checks
 # (diffrax's save-time checks) are such callbacks unless they return NaN, as the CLI sets them (jaxrotor.cli._setup)
 os.environ.setdefault("EQX_ON_ERROR", "nan")
-# XLA's CPU backend at LLVM optimisation level 0: the suite is dominated by compiling (hundreds of distinct flights,
-# each run for a few seconds of simulated time), and level 0 compiles them faster than the default level runs
-# them slower: measured on 2 cores, tests/unit/test_faults.py with tests/integration/test_closed_loop.py 239 s ->
-# 184 s, tests/integration/test_plants.py with the co-design experiment's quick run 283 s -> 231 s. The programs'
-# HLO and their floating-point semantics are the same (no fast-math at any level). JAXROTOR_TEST_XLA_OPT=default
-# keeps XLA's default level (and the caller's XLA_FLAGS as given).
-if os.environ.get("JAXROTOR_TEST_XLA_OPT", "0").strip() != "default" and \
-        "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0").strip()
 # one CPU device per process, as before the jaxrotor command asked for one per core (jaxrotor.cli._setup): the
 # xdist workers already use the cores, and an in-process CLI call must not change a worker's devices.
 # tests/unit/test_batch_chunk.py flies the several-device path in a subprocess of its own.
