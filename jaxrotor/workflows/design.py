@@ -135,8 +135,9 @@ def design_table(config: DesignConfig, x, motor: str, cells: int, name: str, mis
     per_rotor = {r[0] for r in map(per_rotor_variable, v) if r is not None}
     if per_rotor:  # per-rotor angles: each rotor's own, as one list per angle
         built, _ = pr.build(np.asarray(x, float), 0, pr.cells[0])
-        for var in per_rotor:
-            key = PER_ROTOR[var]
+        for var, key in PER_ROTOR.items():  # in PER_ROTOR's order: best.toml's keys do not depend on set order
+            if var not in per_rotor:
+                continue
             for k in (key, f"{key}_deg", f"{key}_sign"):
                 plat.pop(k, None)
             plat[f"{key}_deg"] = [math.degrees(a) for a in np.asarray(_rotor_angles(built, key), float)]
