@@ -317,10 +317,20 @@ def fixed_steps(vector_field, y0, t0, dt, n_steps: int, *, args=None, integrator
         return (y1, state1), None
 
     def interval(carry):
-        return jax.lax.scan(body, carry, jnp.arange(n_steps, dtype=tdtype))[0]
+        return _scan(body, carry, jnp.arange(n_steps, dtype=tdtype))
 
     y1, _ = integrator.checkpoint.wrap_interval(interval, n_steps)((flat0, state0))
     return unravel(y1)
+
+
+def _scan(body, carry, xs):
+    """``lax.scan(body, carry, xs)[0]``; a loop of one slot is the body called once, with the same result (a save
+    interval of one regular step and one optional step, the usual case, and a control period of one step then compile
+    to no inner loop. Measured on the 45 s use case in separate processes, twice each: the gradient's compilation
+    6.3-6.7 s -> 5.6-6.1 s, run times unchanged within their noise, results bitwise equal.)"""
+    if jax.tree_util.tree_leaves(xs)[0].shape[0] == 1:
+        return body(carry, jax.tree_util.tree_map(lambda a: a[0], xs))[0]
+    return jax.lax.scan(body, carry, xs)[0]
 
 
 def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
@@ -399,9 +409,9 @@ def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
         # the first `regular` slots are real steps in every interval (no branch); the rest are taken only where
         # active (a save interval holding one step more, e.g. the two-ulp step across a bracketed jump)
         if regular:
-            carry, _ = jax.lax.scan(inner_regular, carry, (starts[:regular], ends[:regular], active[:regular]))
+            carry = _scan(inner_regular, carry, (starts[:regular], ends[:regular], active[:regular]))
         if regular < length:
-            carry, _ = jax.lax.scan(inner, carry, (starts[regular:], ends[regular:], active[regular:]))
+            carry = _scan(inner, carry, (starts[regular:], ends[regular:], active[regular:]))
         return carry
 
     interval = integrator.checkpoint.wrap_interval(interval, length)

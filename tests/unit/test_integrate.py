@@ -271,3 +271,20 @@ def test_fixed_steps_edge_cases():
     for bad in (-1, 2.5, True):
         with pytest.raises(ValueError, match=f"`n_steps` = {bad!r} is invalid"):
             fixed_steps(_forced_oscillator, y0, 0.0, 0.01, bad, args=(2.0, 0.0), integrator=integ)
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_a_one_slot_loop_is_its_body_called_once(n):
+    """``_scan`` equals ``lax.scan`` (the carry, bitwise) and, for one slot, traces no loop at all."""
+    from jaxrotor.integrate import _scan
+
+    def body(carry, x):
+        y, k = carry
+        return (jnp.sin(y) * x[0] + x[1], k + 1), None
+
+    xs = (jnp.linspace(0.5, 1.5, n), jnp.arange(n, dtype=float))
+    c0 = (jnp.asarray([0.3, -1.2]), jnp.asarray(0))
+    got, want = _scan(body, c0, xs), jax.lax.scan(body, c0, xs)[0]
+    assert np.array_equal(got[0], want[0]) and int(got[1]) == int(want[1]) == n
+    prims = {e.primitive.name for e in jax.make_jaxpr(lambda c: _scan(body, c, xs))(c0).jaxpr.eqns}
+    assert ("scan" in prims) == (n > 1)
