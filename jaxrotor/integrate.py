@@ -333,42 +333,6 @@ def _scan(body, carry, xs):
     return jax.lax.scan(body, carry, xs)[0]
 
 
-def _flat_steps(grid, sched, flat0, state0, one_step, wrap, length, unravel):
-    """The steps of a schedule whose every save time is a step's end and which takes at most twice as many steps as
-    it saves: one scan over the steps with no branch, the state after every step stacked and the saved ones
-    gathered."""
-    ok = diffrax.RESULTS.successful
-    counts = np.sum(sched.active, axis=1)
-    k_end = np.cumsum(counts) - 1  # the step that ends each save interval
-
-    def step(carry, x):
-        y, state, res = carry
-        ta, tb = x
-        y1, _, state1, r = one_step(y, state, ta, tb)
-        return (y1, state1, diffrax.RESULTS.where(res == ok, r, res)), y1
-
-    step = wrap(step, length)
-    n = sched.steps
-    (_, _, result), ys = jax.lax.scan(step, (flat0, state0, ok), (jnp.asarray(grid[:n]), jnp.asarray(grid[1:n + 1])))
-    ys = ys[k_end]
-    return _solution(grid, sched, flat0, ys, result, unravel)
-
-
-def _solution(grid, sched, flat0, ys, result, unravel):
-    """The ``diffrax.Solution`` of a fixed-step solve: ``ys`` the flat states ``(T - n_initial, n)`` saved after
-    ``t0``, ``flat0`` the initial one (saved ``n_initial`` times in front)."""
-    if sched.n_initial:
-        ys = jnp.concatenate([jnp.broadcast_to(flat0, (sched.n_initial,) + flat0.shape), ys])
-    n = jnp.asarray(sched.steps)
-    stats = {"num_steps": n, "num_accepted_steps": n, "num_rejected_steps": jnp.asarray(0), "max_steps": sched.steps}
-    # the save times are known here; behind a barrier they are not a constant that XLA would fold through everything
-    # computed from them afterwards (the reference at 4501 times took seconds of compilation)
-    ts_out = jax.lax.optimization_barrier(jnp.asarray(sched.ts))
-    return diffrax.Solution(t0=jnp.asarray(grid[0]), t1=jnp.asarray(grid[-1]), ts=ts_out,
-                            ys=jax.vmap(unravel)(ys), interpolation=None, stats=stats, result=result,
-                            solver_state=None, controller_state=None, made_jump=None, event_mask=None)
-
-
 def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
                          integrator: Integrator | None = None, ts=None, jump_ts=()):
     """Fixed-step solve: the diffrax solver stepped inside ``lax.scan`` (no ``diffeqsolve`` loop).
@@ -387,14 +351,6 @@ def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
       the state as is, one inside a step evaluates the solver's dense interpolant (as
       diffrax does). Only the saved states are kept: saving only ``t1`` costs no memory
       per step.
-    * Except where every save time is a step's end and the solve takes at most twice as
-      many steps as it saves (saved every step, plus the steps bracketing jumps): then one
-      scan over the steps, no branch, the state after each step stacked and the saved ones
-      gathered (``_flat_steps``; the same steps and numbers, bitwise, for at most twice the
-      stored states). ``integrator.checkpoint`` then wraps each step as one interval.
-      Measured on the 45 s use case saved every step (one process, interleaved, two runs):
-      compilation of the flight 1.6-1.8 -> 1.3-1.5 s and of its gradient 5.5-6.2 -> 4.2-4.6 s;
-      run times unchanged within their noise.
     * An explicit Runge-Kutta solver (``diffrax.AbstractERK`` with a Butcher tableau:
       Tsit5, Dopri5, Bosh3, Heun, :class:`RK4`, ...) is stepped from its tableau, with the
       same stages and weights as its ``step``: in a plain ``lax.scan`` over the stages
@@ -460,10 +416,6 @@ def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
 
     interval = integrator.checkpoint.wrap_interval(interval, length)
 
-    if not interp and regular < length and sched.steps <= 2 * sched.active.shape[0]:
-        # saved at every step's end but a few: one loop over the steps, no branch (see `_flat_steps`)
-        return _flat_steps(grid, sched, flat0, state0, one_step, integrator.checkpoint.wrap_interval, length, unravel)
-
     def outer(carry, x):
         starts, ends, active, exact, t_save = x
         carry = interval(carry, starts, ends, active)
@@ -487,4 +439,13 @@ def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
     xs = (jnp.asarray(sched.starts), jnp.asarray(sched.ends), jnp.asarray(sched.active), jnp.asarray(sched.exact),
           jnp.asarray(sched.ts[sched.n_initial:]))
     (_, _, _, _, result), ys = jax.lax.scan(outer, carry0, xs)
-    return _solution(grid, sched, flat0, ys, result, unravel)
+    if sched.n_initial:
+        ys = jnp.concatenate([jnp.broadcast_to(flat0, (sched.n_initial,) + flat0.shape), ys])
+    n = jnp.asarray(sched.steps)
+    stats = {"num_steps": n, "num_accepted_steps": n, "num_rejected_steps": jnp.asarray(0), "max_steps": sched.steps}
+    # the save times are known here; behind a barrier they are not a constant that XLA would fold through everything
+    # computed from them afterwards (the reference at 4501 times took seconds of compilation)
+    ts_out = jax.lax.optimization_barrier(jnp.asarray(sched.ts))
+    return diffrax.Solution(t0=jnp.asarray(grid[0]), t1=jnp.asarray(grid[-1]), ts=ts_out,
+                            ys=jax.vmap(unravel)(ys), interpolation=None, stats=stats, result=result,
+                            solver_state=None, controller_state=None, made_jump=None, event_mask=None)

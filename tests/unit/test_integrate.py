@@ -1,6 +1,5 @@
 """The fixed-step path (the diffrax solver's ``step`` in ``lax.scan``) against ``diffrax.diffeqsolve`` and closed forms."""
 
-import re
 from typing import ClassVar
 
 import diffrax
@@ -206,10 +205,10 @@ def test_default_checkpoint_saving_every_step_across_a_jump():
     assert g_auto == pytest.approx((float(loss(4.0 + h, step)) - float(loss(4.0 - h, step))) / (2 * h), rel=1e-7)
 
 
-def test_saves_every_step_across_a_jump_match_diffeqsolve_without_a_branch():
-    """Saved at every step's end, with the two steps that bracket a jump (one scan over the 22 steps, no branch, the
-    saved states gathered): the states of ``diffeqsolve`` with ``StepTo`` to rounding, in float64 and float32, and
-    forward mode equals reverse mode."""
+def test_saves_every_step_across_a_jump_match_diffeqsolve():
+    """Saved at every step's end, with the two steps that bracket a jump (a save interval of three steps among ones of
+    one): the states of ``diffeqsolve`` with ``StepTo`` to rounding, in float64 and float32, and forward mode equals
+    reverse mode."""
     def field(t, y, args):
         return jnp.stack([y[1], -args * jnp.sin(y[0]) + jnp.where(t < 0.37, 1.0, -2.0)])
 
@@ -222,8 +221,6 @@ def test_saves_every_step_across_a_jump_match_diffeqsolve_without_a_branch():
         return integrate(field, jnp.asarray([0.3, 0.0], dtype), 0.0, 1.0, args=jnp.asarray(k, dtype), ts=ts,
                          jump_ts=(0.37,), integrator=Integrator(adaptive=False, dt=0.05, scan=scan))
 
-    primitives = re.findall(r"= (\w+)\[", str(jax.make_jaxpr(lambda k: solve(k, True).ys)(4.0)))
-    assert "cond" not in primitives and primitives.count("scan") == 2  # the steps, and Tsit5's stages in each
     a, b = jax.jit(solve, static_argnums=1)(4.0, True), solve(4.0, False)
     np.testing.assert_allclose(a.ys, b.ys, rtol=0, atol=1e-14)
     np.testing.assert_array_equal(a.ts, b.ts)
