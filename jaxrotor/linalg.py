@@ -125,14 +125,29 @@ def cholesky(A: Float[Array, "n n"]) -> Float[Array, "n n"]:
     return L
 
 
+@jax.custom_jvp
 def spd_solve(A: Float[Array, "n n"], b: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
     """``x = A^{-1} b`` for a symmetric positive definite ``A`` ``(n, n)`` and ``b`` ``(n,)`` or ``(n, k)`` (``k``
     right-hand sides): ``cholesky_solve(cholesky(A), b)`` (:func:`cholesky`, :func:`cholesky_solve`; no LAPACK;
-    ``jit``, ``vmap`` and reverse mode through the elementwise steps). For the normal equations solved inside the
+    ``jit`` and ``vmap`` through the elementwise steps). For the normal equations solved inside the
     flight loop: the box least-squares allocator's (:class:`jaxrotor.allocators.BoxLS`) and the tilting allocators'
     damped ones (:mod:`jaxrotor.tilt_allocators`). Factor once with :func:`cholesky` and call
-    :func:`cholesky_solve` where one matrix meets several right-hand sides in turn."""
+    :func:`cholesky_solve` where one matrix meets several right-hand sides in turn.
+
+    Derivatives by the rule of the solve, not through the factorisation: ``dx = A^{-1} (db - dA x)``, itself a solve
+    with the same ``A`` (XLA computes the factor once), so reverse mode transposes two triangular substitutions and
+    higher orders (the Newton steps of :class:`jaxrotor.tilt_allocators.CantSelection` take a second derivative)
+    apply the rule again instead of differentiating the unrolled factorisation."""
     return cholesky_solve(cholesky(A), b)
+
+
+@spd_solve.defjvp
+def _spd_solve_jvp(primals, tangents):
+    """``(x, dx)``: ``x = A^{-1} b``, ``dx = A^{-1} (db - dA x)``."""
+    A, b = primals
+    dA, db = tangents
+    x = spd_solve(A, b)
+    return x, spd_solve(A, db - dA @ x)
 
 
 def cholesky_solve(L: Float[Array, "n n"], b: Float[Array, "n ..."]) -> Float[Array, "n ..."]:

@@ -31,11 +31,17 @@ def is_concrete(*xs) -> bool:
     return not any(isinstance(leaf, jax.core.Tracer) for x in xs for leaf in jax.tree_util.tree_leaves(x))
 
 
+def _shown(value) -> str:
+    """``value`` as an error message shows it: an array to 6 digits, a scalar by its ``repr``, a traced one as such."""
+    if not is_concrete(value):
+        return "(traced)"
+    v = np.asarray(value)
+    return np.array2string(v, precision=6, threshold=12) if v.ndim else repr(v.item())
+
+
 def parameter_error(param: str, value, why: str, fix: str) -> ValueError:
     """``ValueError("Platform parameter `param` = value is invalid: why. Fix: fix.")`` (arrays shown to 6 digits)."""
-    v = np.asarray(value)
-    shown = np.array2string(v, precision=6, threshold=12) if v.ndim else repr(v.item())
-    return ValueError(f"Platform parameter `{param}` = {shown} is invalid: {why}. Fix: {fix}.")
+    return ValueError(f"Platform parameter `{param}` = {_shown(value)} is invalid: {why}. Fix: {fix}.")
 
 
 def validate_platform(p: Platform) -> None:
@@ -65,14 +71,14 @@ def validate_platform(p: Platform) -> None:
     for name, arr in per_rotor.items():
         if arr.shape != (n,):
             raise ValueError(
-                f"Platform parameter `{name}` has shape {tuple(arr.shape)} but there are {n} rotors "
+                f"Platform parameter `{name}` = {_shown(arr)} has shape {tuple(arr.shape)} but there are {n} rotors "
                 f"(from `c_f`). Fix: give `{name}` exactly one entry per rotor, shape ({n},)."
             )
     for name in ("alpha", "beta"):
         arr = getattr(p, name)
         if arr.shape not in ((), (n,)):
             raise ValueError(
-                f"Platform parameter `{name}` has shape {tuple(arr.shape)}; expected () for an interdependent "
+                f"Platform parameter `{name}` = {_shown(arr)} has shape {tuple(arr.shape)}; expected () for an interdependent "
                 f"angle ({name}_0) or ({n},) for independent per-rotor angles. Fix: pass a scalar or {n} values."
             )
     for name, arr, shape in (("positions", p.positions, (n, 3)), ("axes", p.axes, (n, 3))):

@@ -12,11 +12,13 @@ from typing import ClassVar
 
 import equinox as eqx
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 from jaxtyping import Float
 
 from ..analysis import (angular_authority, condition_number, hover_efficiency, hover_power, rotor_loss_margin,
                         smooth_lateral_force_capability, zero_moment_measures)
+from ..design.validation import is_concrete, parameter_error
 from ..registry import Option, register
 from .terms import AbstractDesignTerm
 
@@ -165,6 +167,14 @@ class _AbstractPolytopeTerm(AbstractDesignTerm):
     power: eqx.AbstractClassVar[int]
     normalize: eqx.AbstractVar[bool]
     sense: ClassVar[int] = -1
+
+    def check(self, design) -> None:
+        """Refuse a rotor without a finite ``rotor_speed_max``: ``F_B`` is then unbounded and has no finite measure."""
+        top = design.platform.rotor_speed_max
+        if is_concrete(top) and not np.all(np.isfinite(np.asarray(top))):
+            raise parameter_error("rotor_speed_max", top, f"the objective {self.name} measures the zero-moment force "
+                                  "set, which an unbounded rotor speed makes unbounded",
+                                  "give every rotor a finite rotor_speed_max [rad/s], e.g. 700")
 
     def measure(self, design, traj=None) -> Float[Array, ""]:
         """``()`` in N^k, or in (m g)^k with ``normalize``."""

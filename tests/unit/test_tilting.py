@@ -193,20 +193,21 @@ def test_yaw_authority_vanishes_at_the_singular_cant_and_the_selection_keeps_its
             row.append(c_f * np.cross(pos, z)[2] + k * c_tau * z[2])
         return np.linalg.norm(row) / (math.sqrt(6) * c_tau)
 
+    authority = eqx.filter_jit(yaw_authority)
     for deg in (0.0, 3.0, 4.55, 6.0, 25.0, 40.0):
         a0 = math.radians(deg)
-        assert float(yaw_authority(p, jnp.asarray(a0))) == pytest.approx(by_hand(a0), rel=1e-12, abs=1e-14)
-    assert float(yaw_authority(p, jnp.asarray(0.0))) == pytest.approx(1.0, rel=1e-12)
+        assert float(authority(p, jnp.asarray(a0))) == pytest.approx(by_hand(a0), rel=1e-12, abs=1e-14)
+    assert float(authority(p, jnp.asarray(0.0))) == pytest.approx(1.0, rel=1e-12)
     singular = math.atan(c_tau / (c_f * l))  # the yaw entries c_f l sin(a) - c_tau cos(a) vanish
-    assert float(yaw_authority(p, jnp.asarray(singular))) < 1e-12
+    assert float(authority(p, jnp.asarray(singular))) < 1e-12
     # at hover the power term alone picks the lower limit (5 deg, 0.45 deg from the singular cant, a = 0.10);
     # the yaw-authority term keeps a >= 0.5 (within the soft penalty's tolerance)
     W = float(p.weight)
     hover = jnp.asarray([0.0, 0.0, W])
-    plain = float(CantSelection(yaw_authority=0.0).select(p, hover, jnp.asarray(0.4)))
-    kept = float(CantSelection().select(p, hover, jnp.asarray(0.4)))
+    plain = float(eqx.filter_jit(CantSelection(yaw_authority=0.0).select)(p, hover, jnp.asarray(0.4)))
+    kept = float(eqx.filter_jit(CantSelection().select)(p, hover, jnp.asarray(0.4)))
     assert plain == pytest.approx(math.radians(5.0), abs=1e-6)
-    assert float(yaw_authority(p, jnp.asarray(plain))) < 0.11
-    assert 0.49 <= float(yaw_authority(p, jnp.asarray(kept))) <= 0.6
+    assert float(authority(p, jnp.asarray(plain))) < 0.11
+    assert 0.49 <= float(authority(p, jnp.asarray(kept))) <= 0.6
     with pytest.raises(ValueError, match="yaw_authority"):
         CantSelection(yaw_authority=-0.1)

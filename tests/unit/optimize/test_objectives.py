@@ -186,3 +186,25 @@ def test_tracking_measures_the_attitude_error_against_the_commanded_attitude_unl
     assert float(ref.measure(design, traj)) == pytest.approx(math.sin(0.2), rel=1e-14)
     with pytest.raises(ValueError, match=r"`attitude` = 'level' is invalid. Fix: use 'commanded'"):
         ob.Tracking(attitude="level")
+
+
+def test_polytope_objectives_refuse_an_unbounded_rotor_speed_at_load():
+    """A zero-moment force set measure needs bounded speeds: an infinite ``rotor_speed_max`` is refused when the
+    config loads (naming the key, the value and the fix), not measured as an infinite volume."""
+    from pathlib import Path
+
+    from jaxrotor.io import optimize_config as oc
+    from jaxrotor.io.toml import ConfigError, read_toml
+
+    configs = Path(__file__).resolve().parents[3] / "configs"
+    data = read_toml(configs / "optimize_polytope.toml")
+    assert "volume_above_hover" in data["objective"]
+    data["platform"]["rotor_speed_max"] = math.inf
+    with pytest.raises(ConfigError, match=r"objective.volume_above_hover.*`rotor_speed_max` = \[inf.*Fix: give every"):
+        oc.from_dict(data, "bad.toml", configs, kind="optimize")
+    unbounded = jr.presets.paper_hexarotor()
+    unbounded = eqx.tree_at(lambda p: p.rotor_speed_max, unbounded, jnp.full(6, jnp.inf))
+    for term in (ob.ZeroMomentVolume(), ob.HoverSectionArea(), ob.VolumeAboveHover()):
+        with pytest.raises(ValueError, match="rotor_speed_max"):
+            term.check(_design(unbounded))
+        term.check(_design(jr.presets.paper_hexarotor()))  # bounded: accepted
