@@ -137,7 +137,9 @@ def spd_solve(A: Float[Array, "n n"], b: Float[Array, "n ..."]) -> Float[Array, 
     Derivatives by the rule of the solve, not through the factorisation: ``dx = A^{-1} (db - dA x)``, itself a solve
     with the same ``A`` (XLA computes the factor once), so reverse mode transposes two triangular substitutions and
     higher orders (the Newton steps of :class:`jaxrotor.tilt_allocators.CantSelection` take a second derivative)
-    apply the rule again instead of differentiating the unrolled factorisation."""
+    apply the rule again instead of differentiating the unrolled factorisation. The factorisation reads the lower
+    triangle, so the function is that of a symmetric ``A``; the rule agrees with it for symmetric ``dA``, the only
+    kind a caller's ``A`` (built as ``M M^T + lam I`` or ``G^T G + ...``) produces."""
     return cholesky_solve(cholesky(A), b)
 
 
