@@ -78,14 +78,26 @@ def singular_values(A: Float[Array, "m n"], sweeps: int = SWEEPS) -> Float[Array
     return -jnp.sort(-_sigma(B))
 
 
-@partial(jax.jit, static_argnames=("sweeps",))
+@partial(jax.jit, static_argnames=("rtol", "sweeps"))
 def pinv(A: Float[Array, "m n"], rtol=None, sweeps: int = SWEEPS) -> Float[Array, "n m"]:
     """``(n, m)`` Moore–Penrose pseudo-inverse of ``A`` ``(m, n)``: ``A^+ = V S^+ U^T``.
 
     Singular values at or below ``rtol * sigma_max`` count as zero (default ``rtol = 10 max(m, n) eps``, as
-    ``jnp.linalg.pinv``). With ``X = A`` (or ``A^T`` when ``A`` is wide) and ``B = X V = U S``:
-    ``X^+ = V diag(1 / sigma_i^2) B^T`` over the kept ``sigma_i``.
+    ``jnp.linalg.pinv``; ``rtol`` a Python float or ``None``, static). With ``X = A`` (or ``A^T`` when ``A`` is wide) and
+    ``B = X V = U S``: ``X^+ = V diag(1 / sigma_i^2) B^T`` over the kept ``sigma_i``.
+
+    Derivatives by the rule of the pseudo-inverse where its rank is locally constant (Golub and Pereyra, 1973; the rule
+    ``jnp.linalg.pinv`` uses), not through the Jacobi sweeps:
+    ``dA^+ = -A^+ dA A^+ + A^+ A^+T dA^T (I - A A^+) + (I - A^+ A) dA^T A^+T A^+``. Reverse mode through a flight
+    that rebuilds ``G^+`` every tick (a known fault) then transposes a few matrix products per tick instead of 8
+    sweeps of plane rotations.
     """
+    return _pinv(A, rtol, sweeps)
+
+
+@partial(jax.custom_jvp, nondiff_argnums=(1, 2))
+def _pinv(A, rtol, sweeps):
+    """:func:`pinv` with its derivative rule (``_pinv_jvp``)."""
     B, V, transposed = _jacobi(A, sweeps)
     sigma = _sigma(B)
     if rtol is None:
@@ -94,6 +106,18 @@ def pinv(A: Float[Array, "m n"], rtol=None, sweeps: int = SWEEPS) -> Float[Array
     w = jnp.where(keep, 1.0 / jnp.where(keep, sigma, 1.0) ** 2, 0.0)
     X_pinv = (V * w) @ B.T  # (k, p): the pseudo-inverse of X
     return X_pinv.T if transposed else X_pinv
+
+
+@_pinv.defjvp
+def _pinv_jvp(rtol, sweeps, primals, tangents):
+    """``(A^+, dA^+)`` by the rule of :func:`pinv`."""
+    (A,), (dA,) = primals, tangents
+    P = _pinv(A, rtol, sweeps)
+    m, n = A.shape
+    dP = -P @ dA @ P
+    dP = dP + P @ P.T @ dA.T @ (jnp.eye(m, dtype=A.dtype) - A @ P)
+    dP = dP + (jnp.eye(n, dtype=A.dtype) - P @ A) @ dA.T @ P.T @ P
+    return P, dP
 
 
 @partial(jax.jit, static_argnames=("sweeps",))
