@@ -14,7 +14,10 @@ and ``j`` orthogonal: with ``a = |b_i|^2``, ``b = |b_j|^2``, ``g = b_i . b_j``,
 ``zeta = (b - a) / (2 g)``, ``t = sign(zeta) / (|zeta| + sqrt(1 + zeta^2))``, ``c = 1 / sqrt(1 + t^2)``,
 ``s = c t``. After a few sweeps over all pairs the columns are orthogonal: ``B V = U S`` with
 ``sigma_i = |b_i|``, so ``B = U S V^T``. Convergence is quadratic; :data:`SWEEPS` sweeps reach rounding on
-the ``6 x 6`` matrices of the tick. The result is differentiable (``jax.grad`` through the fixed sweeps).
+the ``6 x 6`` matrices of the tick. :func:`singular_values` is differentiated through the fixed sweeps;
+:func:`pinv` and :func:`spd_solve` by their own rules (the derivative of a pseudo-inverse of locally constant
+rank, of a linear solve), which compile to a few matrix products instead of the sweeps' or the factorisation's
+reverse pass.
 """
 
 from __future__ import annotations
