@@ -113,18 +113,19 @@ def test_rotor_loss_axis_margin_is_the_analysis_rule_and_differentiable():
                              alpha=(np.radians(a0) * sign).tolist(), beta=[np.radians(30.0)] * 6, inertia=T["J_a"],
                              gravity=T["gravity"], rotor_speed_max=1000.0, name="h")
 
+    margin = jax.jit(rotor_loss_axis_margin, static_argnames=("temperature",))
     held = []
     for a0 in (4.0, 14.0, 25.0):
         pf = hexa(a0)
-        r = float(rotor_loss_axis_margin(pf, temperature=0.0))
+        r = float(margin(pf, temperature=0.0))
         outcomes = [loss.outcome for loss in rotor_loss(pf)]
         held.append(all(o == "full_pose" for o in outcomes))
         assert (r >= AXIS_MARGIN) == held[-1], (a0, r, outcomes)
-        soft = float(rotor_loss_axis_margin(pf))
+        soft = float(margin(pf))
         assert r - 1e-3 * np.log(6) - 1e-12 <= soft <= r + 1e-12  # the soft minimum's bound
     assert held == [False, True, False]
     pf = hexa(14.0)
-    f = lambda a: rotor_loss_axis_margin(pf, a * jnp.asarray(sign), temperature=1e-3)  # noqa: E731
+    f = jax.jit(lambda a: rotor_loss_axis_margin(pf, a * jnp.asarray(sign), temperature=1e-3))
     a, h = np.radians(14.0), 1e-6
     fd = (float(f(a + h)) - float(f(a - h))) / (2 * h)
     assert float(jax.grad(f)(jnp.asarray(a))) == pytest.approx(fd, rel=1e-4, abs=1e-7)
