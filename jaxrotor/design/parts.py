@@ -60,7 +60,7 @@ from jax import Array
 from jaxtyping import ArrayLike, Float
 
 from .._util import as_float as _float
-from .validation import is_concrete
+from .validation import is_concrete, shown_value
 
 __all__ = ["AIR_DENSITY", "CELL_VOLTAGE", "LIPO_SOC", "LIPO_CELL_VOLTS", "OCVCurve", "default_ocv_curve", "ESC", "Hub", "Arm", "Motor", "Propeller", "Battery", "Payload", "LandingGear",
            "Ballast", "Parts", "MassProperties", "Propulsion", "mass_properties", "propulsion",
@@ -76,9 +76,7 @@ RPM_PER_V_TO_RAD_PER_S_PER_V = 2 * math.pi / 60
 
 def parts_error(part: str, name: str, value, why: str, fix: str) -> ValueError:
     """``ValueError("Parts: `part.name` = value is invalid: why. Fix: fix.")``."""
-    v = np.asarray(value)
-    shown = np.array2string(v, precision=6, threshold=12) if v.ndim else repr(v.item())
-    return ValueError(f"Parts: `{part}.{name}` = {shown} is invalid: {why}. Fix: {fix}.")
+    return ValueError(f"Parts: `{part}.{name}` = {shown_value(value)} is invalid: {why}. Fix: {fix}.")
 
 
 def _check(part: str, obj, names, allow_zero=(), unit="m"):
@@ -113,9 +111,7 @@ LIPO_CELL_VOLTS = (3.27, 3.69, 3.73, 3.77, 3.80, 3.84, 3.87, 3.95, 4.02, 4.11, 4
 
 
 def _electrical_error(param: str, value, why: str, fix: str) -> ValueError:
-    v = np.asarray(value)
-    shown = np.array2string(v, precision=6, threshold=12) if v.ndim else repr(v.item())
-    return ValueError(f"Electrical parameter `{param}` = {shown} is invalid: {why}. Fix: {fix}.")
+    return ValueError(f"Electrical parameter `{param}` = {shown_value(value)} is invalid: {why}. Fix: {fix}.")
 
 
 class OCVCurve(eqx.Module):

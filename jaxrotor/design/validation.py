@@ -19,7 +19,7 @@ import numpy as np
 if TYPE_CHECKING:  # annotations only: jaxrotor.design.platform imports this module
     from .platform import Platform
 
-__all__ = ["TILT_ANGLES", "is_concrete", "parameter_error", "validate_platform"]
+__all__ = ["TILT_ANGLES", "is_concrete", "parameter_error", "shown_value", "validate_platform"]
 
 #: The angle sets that may be servo-actuated in flight (``Platform.tilting`` is a subset).
 TILT_ANGLES = ("alpha", "beta")
@@ -31,7 +31,7 @@ def is_concrete(*xs) -> bool:
     return not any(isinstance(leaf, jax.core.Tracer) for x in xs for leaf in jax.tree_util.tree_leaves(x))
 
 
-def _shown(value) -> str:
+def shown_value(value) -> str:
     """``value`` as an error message shows it: an array to 6 digits, a scalar by its ``repr``, a traced one as such."""
     if not is_concrete(value):
         return "(traced)"
@@ -41,7 +41,7 @@ def _shown(value) -> str:
 
 def parameter_error(param: str, value, why: str, fix: str) -> ValueError:
     """``ValueError("Platform parameter `param` = value is invalid: why. Fix: fix.")`` (arrays shown to 6 digits)."""
-    return ValueError(f"Platform parameter `{param}` = {_shown(value)} is invalid: {why}. Fix: {fix}.")
+    return ValueError(f"Platform parameter `{param}` = {shown_value(value)} is invalid: {why}. Fix: {fix}.")
 
 
 def validate_platform(p: Platform) -> None:
@@ -71,14 +71,14 @@ def validate_platform(p: Platform) -> None:
     for name, arr in per_rotor.items():
         if arr.shape != (n,):
             raise ValueError(
-                f"Platform parameter `{name}` = {_shown(arr)} has shape {tuple(arr.shape)} but there are {n} rotors "
+                f"Platform parameter `{name}` = {shown_value(arr)} has shape {tuple(arr.shape)} but there are {n} rotors "
                 f"(from `c_f`). Fix: give `{name}` exactly one entry per rotor, shape ({n},)."
             )
     for name in ("alpha", "beta"):
         arr = getattr(p, name)
         if arr.shape not in ((), (n,)):
             raise ValueError(
-                f"Platform parameter `{name}` = {_shown(arr)} has shape {tuple(arr.shape)}; expected () for an interdependent "
+                f"Platform parameter `{name}` = {shown_value(arr)} has shape {tuple(arr.shape)}; expected () for an interdependent "
                 f"angle ({name}_0) or ({n},) for independent per-rotor angles. Fix: pass a scalar or {n} values."
             )
     for name, arr, shape in (("positions", p.positions, (n, 3)), ("axes", p.axes, (n, 3))):
