@@ -273,37 +273,57 @@ class BoxLS(AbstractAllocator):
 
     def weights(self, data: AllocationData) -> Float[Array, "6"]:
         """``(6,)`` the diagonal of ``W`` for the allocation matrix ``data.G`` (see the class docstring)."""
-        F, M = data.G[:3], data.G[3:]
+        return self.weights_of(data.G)
+
+    def weights_of(self, G: Float[Array, "6 n"]) -> Float[Array, "6"]:
+        """``(6,)`` the diagonal of ``W`` for the allocation matrix ``G`` ``(6, n)`` (see the class docstring)."""
+        F, M = G[:3], G[3:]
         c_G = jnp.mean(safe_norm(F, axis=0))  # a lost rotor's zero column: a finite derivative
         L_G = jnp.mean(safe_norm(M, axis=0)) / c_G
-        w = jnp.concatenate([jnp.full((3,), self.force_weight, data.G.dtype),
-                             jnp.full((3,), self.torque_weight, data.G.dtype) / L_G])
+        w = jnp.concatenate([jnp.full((3,), self.force_weight, G.dtype),
+                             jnp.full((3,), self.torque_weight, G.dtype) / L_G])
         return w / c_G
 
-    def __call__(self, data: AllocationData, wrench: Float[Array, "6"]) -> Allocation:
-        W = self.weights(data)
-        finite = jnp.isfinite(data.u_max)
-        u_s = jnp.where(jnp.any(finite), jnp.sum(jnp.where(finite, data.u_max, 0.0)) / jnp.maximum(
+    def ridge_for(self, n: int, dtype) -> float:
+        """The ridge ``rho`` (a Python float) this allocator adds for ``n`` inputs in ``dtype`` (the class docstring:
+        ``ridge``, or ``1e-12`` for ``n <= 6`` and ``1e-9`` above; at least ``1e-7`` / ``1e-5`` in float32)."""
+        ridge = self.ridge if self.ridge is not None else (1e-12 if n <= 6 else 1e-9)
+        if jnp.dtype(dtype) == jnp.float32:
+            ridge = max(ridge, 1e-5 if n > 6 else 1e-7)
+        return float(ridge)
+
+    def inputs(self, G: Float[Array, "6 n"], u_min: Float[Array, " n"], u_max: Float[Array, " n"],
+               wrench: Float[Array, "6"], ridge: Float[ArrayLike, ""] | None = None) -> Float[Array, " n"]:
+        """``(n,)`` the inputs ``u`` of the box least squares of the class docstring for the allocation matrix
+        ``G`` ``(6, n)``, bounds ``u_min``/``u_max`` ``(n,)`` and the wrench ``(6,)`` [N, N m].
+
+        ``ridge`` (default :meth:`ridge_for`) may be traced, so several problems of the same size with different
+        ridges are one ``vmap`` batch (the flight computer's tilted and yaw-released allocations after a fault,
+        :func:`jaxrotor.flight.flight_computer`): one copy of the active-set solver in the program instead of
+        one per problem."""
+        W = self.weights_of(G)
+        finite = jnp.isfinite(u_max)
+        u_s = jnp.where(jnp.any(finite), jnp.sum(jnp.where(finite, u_max, 0.0)) / jnp.maximum(
             jnp.sum(finite), 1), 1.0)
-        A = (W[:, None] * data.G) * u_s
+        A = (W[:, None] * G) * u_s
         b = W * wrench
         H = A.T @ A
         n = H.shape[0]
         k = jnp.trace(H) / n  # scale the objective (not its minimiser) so that H is of order one
         A, b, H = A / jnp.sqrt(k), b / jnp.sqrt(k), H / k
-        ridge = self.ridge if self.ridge is not None else (1e-12 if n <= 6 else 1e-9)
-        if H.dtype == jnp.float32:
-            ridge = max(ridge, 1e-5 if n > 6 else 1e-7)
+        ridge = self.ridge_for(n, H.dtype) if ridge is None else ridge
         H = H + ridge * jnp.eye(n, dtype=H.dtype)
         c = A.T @ b
-        lo, hi = data.u_min / u_s, data.u_max / u_s
+        lo, hi = u_min / u_s, u_max / u_s
         at_lo, at_hi = _box_qp_active_set(jax.lax.stop_gradient(H), jax.lax.stop_gradient(c),
                                           jax.lax.stop_gradient(lo), jax.lax.stop_gradient(hi),
                                           self.iterations if self.iterations is not None else 3 * n + 6)
         fixed = at_lo | at_hi
         x = _masked_solve(H, c, fixed, jnp.where(at_hi, jnp.where(at_hi, hi, 0.0), jnp.where(at_lo, lo, 0.0)))
-        u = jnp.clip(x, lo, hi) * u_s
-        return _result(data, wrench, u, 0.0)
+        return jnp.clip(x, lo, hi) * u_s
+
+    def __call__(self, data: AllocationData, wrench: Float[Array, "6"]) -> Allocation:
+        return _result(data, wrench, self.inputs(data.G, data.u_min, data.u_max, wrench), 0.0)
 
 
 def _masked_solve(H: Array, c: Array, fixed: Array, x_fixed: Array) -> Array:
@@ -323,15 +343,17 @@ def _box_qp_active_set(H: Array, c: Array, lo: Array, hi: Array, iterations: int
     solution is inside the box, the iterate moves there and the fixed input whose
     multiplier ``g_i`` (``g = H x - c``) has the wrong sign (``g_i < 0`` at a lower,
     ``> 0`` at an upper bound) most is released; otherwise the iterate moves to the
-    first bound on the way and that input is fixed. Returns two ``(n,)`` bool masks.
+    first bound on the way and that input is fixed. A step that does neither is a fixed point
+    (the next one would solve the same problem again): the loop stops there, after at most
+    ``iterations`` steps, so the masks are those of the full count. Returns two ``(n,)`` bool masks.
     """
     dtype = H.dtype
     x_free = linalg.spd_solve(H, c)
     x0 = jnp.clip(x_free, lo, hi)
     tol = 1e3 * jnp.finfo(dtype).eps
 
-    def body(_, state):
-        x, at_lo, at_hi = state
+    def body(state):
+        i, _, x, at_lo, at_hi = state
         fixed = at_lo | at_hi
         x_eq = _masked_solve(H, c, fixed, jnp.where(at_hi, jnp.where(at_hi, hi, 0.0), jnp.where(at_lo, lo, 0.0)))
         p = x_eq - x
@@ -355,8 +377,14 @@ def _box_qp_active_set(H: Array, c: Array, lo: Array, hi: Array, iterations: int
         x_new = jnp.where(blocked, x_step, x_eq)
         lo_new = jnp.where(blocked, at_lo | (onehot_blk & ~hits_hi), at_lo & ~onehot_rel)
         hi_new = jnp.where(blocked, at_hi | (onehot_blk & hits_hi), at_hi & ~onehot_rel)
-        return x_new, lo_new, hi_new
+        return i + 1, ~blocked & ~release, x_new, lo_new, hi_new
 
-    state = (x0, (x_free < lo), (x_free > hi))
-    _, at_lo, at_hi = jax.lax.fori_loop(0, iterations, body, state)
+    def more(state):
+        i, done = state[:2]
+        return (i < iterations) & ~done
+
+    # a step that neither meets a bound nor releases one leaves the state as it is (the next step solves the same
+    # equality problem again): the loop stops there, with the masks the full count of steps would give
+    state = (jnp.zeros((), jnp.int32), jnp.asarray(False), x0, (x_free < lo), (x_free > hi))
+    *_, at_lo, at_hi = jax.lax.while_loop(more, body, state)
     return at_lo, at_hi

@@ -38,7 +38,7 @@ from .integrate import Integrator, save_times
 from . import linalg
 from .reference import AbstractReference, RefSample
 from .sensors import Sensors
-from .tilted import axis_allocation, hover_axis
+from .tilted import axis_problem, hover_axis
 from .tilting import check_tilt_flight
 from .aero import Aerodynamics
 from .wind import Wind
@@ -299,10 +299,10 @@ def flight_computer(platform: Platform, controller: AbstractController, flight: 
     w_des, d_integral = controller(vehicle, state, integral, ref)
     w_des = w_des - plan.held
     alloc = flight.allocator(plan.data, w_des)
-    if flight.faults.release_yaw == "auto" and controller.tracks_attitude:  # static: the tilted full-pose hover
+    with_axis = flight.faults.release_yaw == "auto" and controller.tracks_attitude  # static: the tilted hover
+    if with_axis:
         w_axis, d_axis = axis_wrench(controller, vehicle, state, integral, ref, plan.hover.axis)
-        tilted = axis_allocation(plan.data, plan.hover, w_axis - plan.held)
-        alloc = jax.tree.map(lambda a, b: jnp.where(plan.tilted, a, b), tilted, alloc)
+        w_axis = w_axis - plan.held
         d_integral = jax.tree.map(lambda a, b: jnp.where(plan.tilted, a, b), d_axis, d_integral)
     if flight.faults.release_yaw != "never":  # static: the yaw-released allocation once it is needed
         spin_up = controller.required_rank == 4  # static: a collinear vehicle may have to spin (relaxed hover)
@@ -311,7 +311,11 @@ def flight_computer(platform: Platform, controller: AbstractController, flight: 
             w_spin, d_spin = primary_axis_wrench(controller, vehicle, state, integral, ref, f_w=f_relaxed)
             w_des = jnp.where(plan.spins, w_spin, w_des)
             d_integral = jax.tree.map(lambda a, b: jnp.where(plan.spins, a, b), d_spin, d_integral)
-        relaxed = yaw_released_allocation(plan.data, w_des)
+        if with_axis:  # static: both bounded problems in one batch
+            tilted, relaxed = _tilted_and_released(plan.data, plan.hover, w_axis, w_des)
+            alloc = jax.tree.map(lambda a, b: jnp.where(plan.tilted, a, b), tilted, alloc)
+        else:
+            relaxed = yaw_released_allocation(plan.data, w_des)
         if spin_up and data.relaxed is not None:  # static: the spinning equilibrium's LQR once the spin is up
             u_lqr, spun = _relaxed_inputs(vehicle, state, f_relaxed, data.relaxed, plan.lost)
             lqr = allocation_record(plan.data.G, plan.data.u_min, plan.data.u_max, w_des, u_lqr)
@@ -324,6 +328,9 @@ def flight_computer(platform: Platform, controller: AbstractController, flight: 
 RELEASED_YAW_WEIGHT = 1e-3
 #: Relative ridge of :func:`yaw_released_allocation`: among inputs equally good, the smallest.
 RELEASED_RIDGE = 1e-12
+#: The box least squares of :func:`yaw_released_allocation` (:class:`~jaxrotor.allocators.BoxLS` with
+#: :data:`RELEASED_RIDGE`).
+RELEASED_ALLOCATOR = BoxLS(ridge=RELEASED_RIDGE)
 
 
 def yaw_released_allocation(data: AllocationData, w_des) -> Allocation:
@@ -346,11 +353,30 @@ def yaw_released_allocation(data: AllocationData, w_des) -> Allocation:
     Returns:
         the :class:`~jaxrotor.allocators.Allocation` (its ``achieved`` wrench from the unweighted ``G``).
     """
-    keep = jnp.asarray([1.0, 1, 1, 1, 1, RELEASED_YAW_WEIGHT], data.G.dtype)
-    relaxed = eqx.tree_at(lambda d: d.G, data, data.G * keep[:, None])
-    w_y = w_des * keep.at[5].set(0.0)
-    u = BoxLS(ridge=RELEASED_RIDGE)(relaxed, w_y).u
+    G_y, w_y = yaw_released_problem(data, w_des)
+    u = RELEASED_ALLOCATOR.inputs(G_y, data.u_min, data.u_max, w_y)
     return allocation_record(data.G, data.u_min, data.u_max, w_des, u)
+
+
+def yaw_released_problem(data: AllocationData, w_des) -> tuple[Array, Array]:
+    """The least-squares problem of :func:`yaw_released_allocation`: ``(G_y, w_y)``,
+    ``G_y = diag(1, 1, 1, 1, 1, e) G`` ``(6, n)`` and ``w_y = (f, tau_x, tau_y, 0)`` ``(6,)``."""
+    keep = jnp.asarray([1.0, 1, 1, 1, 1, RELEASED_YAW_WEIGHT], data.G.dtype)
+    return data.G * keep[:, None], w_des * keep.at[5].set(0.0)
+
+
+def _tilted_and_released(data: AllocationData, hover, w_axis, w_des) -> tuple[Allocation, Allocation]:
+    """:func:`jaxrotor.tilted.axis_allocation` ``(data, hover, w_axis)`` and :func:`yaw_released_allocation`
+    ``(data, w_des)`` as one ``vmap`` batch of two box least-squares problems (one active-set solver in the
+    program, not two; each problem keeps its own ridge)."""
+    n, dtype = data.G.shape[1], data.G.dtype
+    problems = [axis_problem(data, hover, w_axis), yaw_released_problem(data, w_des)]
+    G = jnp.stack([g for g, _ in problems])
+    w = jnp.stack([w for _, w in problems])
+    ridge = jnp.asarray([BoxLS().ridge_for(n, dtype), RELEASED_ALLOCATOR.ridge_for(n, dtype)], dtype)
+    u = jax.vmap(BoxLS().inputs, in_axes=(0, None, None, 0, 0))(G, data.u_min, data.u_max, w, ridge)
+    return (allocation_record(data.G, data.u_min, data.u_max, w_axis, u[0]),
+            allocation_record(data.G, data.u_min, data.u_max, w_des, u[1]))
 
 
 class FaultPlan(eqx.Module):

@@ -180,8 +180,15 @@ def axis_allocation(data: AllocationData, hover: HoverAxis, w_des: Float[Array, 
     Returns:
         the :class:`~jaxrotor.allocators.Allocation` (its ``achieved`` wrench from the full ``G``).
     """
-    P = hover.projector
-    G_D = jnp.concatenate([P @ data.G[:3], data.G[3:]], axis=0)
-    w_D = jnp.concatenate([P @ w_des[:3], w_des[3:]])
+    G_D, w_D = axis_problem(data, hover, w_des)
     u = BoxLS()(eqx.tree_at(lambda d: d.G, data, G_D), w_D).u
     return allocation_record(data.G, data.u_min, data.u_max, w_des, u)
+
+
+def axis_problem(data: AllocationData, hover: HoverAxis, w_des: Float[Array, "6"]) -> tuple[Array, Array]:
+    """The least-squares problem of :func:`axis_allocation`: ``(G_D, w_D)``, ``G_D = [P_D F; M]`` ``(6, n)`` and
+    ``w_D = (P_D f, tau)`` ``(6,)``, ``P_D`` the projector onto the zero-moment force subspace ``D``
+    (``hover.projector``)."""
+    P = hover.projector
+    return (jnp.concatenate([P @ data.G[:3], data.G[3:]], axis=0),
+            jnp.concatenate([P @ w_des[:3], w_des[3:]]))

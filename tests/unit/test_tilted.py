@@ -239,3 +239,47 @@ def test_verdict_takes_a_constant_tilted_attitude_as_full_pose():
     assert outcome(wobble) != "full_pose"
     assert outcome(jnp.broadcast_to((MAX_AXIS_TILT + 0.1) * axis, (t.shape[0], 3))) == "lost"
     assert outcome(jnp.broadcast_to(jnp.asarray([0.0, 0.0, 0.3]), (t.shape[0], 3))) == "yaw_released"
+
+
+@pytest.mark.parametrize("name, lost, dtype", [("tilted", 5, jnp.float64), ("octo_x8", 2, jnp.float64),
+                                               ("tilted", 5, jnp.float32)])
+def test_tilted_and_released_batch_equals_each_allocation_alone(name, lost, dtype):
+    """The flight computer solves the tilted-hover and the yaw-released box least squares as one vmap batch of
+    two, each with its own ridge (the same for six rotors, 1e-9 against 1e-12 for eight): the same allocations as
+    axis_allocation and yaw_released_allocation called alone, at requests up to 3 m g that saturate rotors.
+
+    Batched products round differently, and a lost rotor's zero column (and, for eight rotors, the two-dimensional
+    null space) leaves H singular but for its ridge, so agreement is to that conditioning: the achieved wrench to
+    1e-9 m g (float64) or 2e-3 m g (float32: a ridge of 1e-7), the inputs of the six-rotor problem to 1e-11 of
+    u_max; the saturation flags are equal."""
+    import equinox as eqx
+
+    from jaxrotor.allocators import PseudoInverse
+    from jaxrotor.flight import _tilted_and_released, yaw_released_allocation
+
+    pf = _tilted_hex() if name == "tilted" else PRESETS[name]()
+    data = PseudoInverse().prepare(pf)
+    G = jnp.asarray(_lost(pf, lost), dtype)
+    data = jax.tree.map(lambda x: jnp.asarray(x, dtype) if eqx.is_inexact_array(x) else x,
+                        eqx.tree_at(lambda d: d.G, data, G))
+    weight = float(pf.mass * pf.gravity)
+    hover = hover_axis(G, data.u_min, data.u_max, weight, alive=jnp.arange(G.shape[1]) != lost)
+    rng = np.random.default_rng(3)
+    both = jax.jit(_tilted_and_released)
+    alone = jax.jit(lambda d, h, wa, wd: (axis_allocation(d, h, wa), yaw_released_allocation(d, wd)))
+    f64 = dtype == jnp.float64
+    saturated = 0
+    for k in range(6):
+        w_axis, w_des = (jnp.asarray(np.r_[0, 0, weight, 0, 0, 0] + rng.normal(size=6) * np.r_[1, 1, 1, .1, .1, .1]
+                                     * weight * 0.6 * k, dtype) for _ in range(2))
+        got, ref = both(data, hover, w_axis, w_des), alone(data, hover, w_axis, w_des)
+        for a, b in zip(got, ref):
+            assert a.u.dtype == dtype
+            np.testing.assert_allclose(np.asarray(a.achieved), np.asarray(b.achieved), rtol=0,
+                                       atol=(1e-9 if f64 else 2e-3) * weight)
+            if f64 and name == "tilted":
+                np.testing.assert_allclose(np.asarray(a.u), np.asarray(b.u), rtol=0,
+                                           atol=1e-11 * float(jnp.max(data.u_max)))
+            np.testing.assert_array_equal(np.asarray(a.saturated), np.asarray(b.saturated))
+            saturated += int(np.any(np.asarray(a.saturated)))
+    assert saturated >= 4  # the requests reach the bounds
