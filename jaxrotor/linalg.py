@@ -167,6 +167,15 @@ def spd_solve(A: Float[Array, "n n"], b: Float[Array, "n ..."]) -> Float[Array, 
     apply the rule again instead of differentiating the unrolled factorisation. The factorisation reads the lower
     triangle, so the function is that of a symmetric ``A``; the rule agrees with it for symmetric ``dA``, the only
     kind a caller's ``A`` (built as ``M M^T + lam I`` or ``G^T G + ...``) produces."""
+    return _spd_solve_primal(A, b)
+
+
+@jax.jit
+def _spd_solve_primal(A, b):
+    """``cholesky_solve(cholesky(A), b)`` as one ``jit``: a flight computer solves systems of the same few shapes
+    tens of times per evaluation (the box least squares' active set, the tilting allocators' damped solves, each
+    once more for a derivative), and the unrolled factorisation is then traced once per shape and dtype instead of
+    at every call (XLA inlines the calls: the compiled program and its results are the same)."""
     return cholesky_solve(cholesky(A), b)
 
 

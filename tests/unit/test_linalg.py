@@ -188,7 +188,8 @@ def test_spd_solve_with_several_right_hand_sides():
 
 def test_cholesky_solve_reuses_one_factor():
     """One :func:`linalg.cholesky` factor serves several solves: ``L L^T`` is ``H`` and each ``cholesky_solve(L, b)``
-    is numpy's LAPACK solve of ``H``, equal to ``spd_solve(H, b)`` bit for bit (the same substitutions)."""
+    is numpy's LAPACK solve of ``H``, equal to ``spd_solve(H, b)`` to rounding (the same substitutions; ``spd_solve``
+    runs them compiled, where XLA may fuse and reorder, this test op by op)."""
     rng = np.random.default_rng(11)
     A = rng.normal(size=(6, 6))
     H = A @ A.T + 0.1 * np.eye(6)
@@ -197,7 +198,8 @@ def test_cholesky_solve_reuses_one_factor():
     for b in (rng.normal(size=6), rng.normal(size=(6, 3))):
         x = np.asarray(linalg.cholesky_solve(L, jnp.asarray(b)))
         np.testing.assert_allclose(x, np.linalg.solve(H, b), rtol=1e-10, atol=1e-12)
-        np.testing.assert_array_equal(x, np.asarray(linalg.spd_solve(jnp.asarray(H), jnp.asarray(b))))
+        np.testing.assert_allclose(x, np.asarray(linalg.spd_solve(jnp.asarray(H), jnp.asarray(b))), rtol=0,
+                                   atol=1e-14 * np.abs(x).max())
 
 
 def test_tilting_allocators_lower_without_custom_call():
