@@ -121,6 +121,8 @@ def bench(problem, repeats):
 #: (the ``checkpoint`` strategy) and whether the stages are written out (``unroll``)
 VARIANTS = {
     "default (auto: interval here)": {"unroll": False},
+    "default, 2 stages per scan iteration": {"unroll": 2},
+    "default, 3 stages per scan iteration": {"unroll": 3},
     "step recomputed, stage scan": {"checkpoint": jr.StepCheckpoint(), "unroll": False},
     "stages stored, stage scan": {"checkpoint": jr.NoCheckpoint(), "unroll": False},
     "save interval recomputed": {"checkpoint": jr.IntervalCheckpoint(), "unroll": False},

@@ -157,14 +157,16 @@ def _erk_step(tab: diffrax.ButcherTableau, f, t0, t1, y0, f0):
     return y1, {"y0": y0, "y1": y1, "k": jnp.stack(ks)}, (fs[-1] if tab.fsal else None)
 
 
-def _erk_step_scan(tab: diffrax.ButcherTableau, f, t0, t1, y0, f0):
+def _erk_step_scan(tab: diffrax.ButcherTableau, f, t0, t1, y0, f0, per_iteration: int = 1):
     """One step of the explicit method ``tab`` (what ``AbstractERK.step`` computes, in a plain ``lax.scan``).
 
     ``k_i = h f(t0 + c_i h, y0 + sum_j a_ij k_j)`` (``t1`` itself where ``c_i = 1``),
     ``y1 = y0 + sum_i b_i k_i`` (the last stage's argument when the method is
     solution-as-last-stage). The stages are one ``lax.scan`` over the rows of the
-    tableau, so the vector field is traced once. ``f0 = f(t0, y0)`` is reused when the
-    method is first-same-as-last (FSAL), and ``f(t1, y1)`` is returned for the next step.
+    tableau, so the vector field is traced once (``per_iteration`` stages per iteration of the
+    scan: ``lax.scan``'s ``unroll``, the field then compiled that many times). ``f0 = f(t0, y0)``
+    is reused when the method is first-same-as-last (FSAL), and ``f(t1, y1)`` is returned for the
+    next step.
 
     Returns:
         ``(y1, dense_info, f1)``: ``dense_info = {"y0", "y1", "k"}`` as diffrax's
@@ -190,12 +192,13 @@ def _erk_step_scan(tab: diffrax.ButcherTableau, f, t0, t1, y0, f0):
         return (ks.at[i].set(h * fi), yi, fi), None
 
     (ks, y_last, f_last), _ = jax.lax.scan(stage, (ks, y0, jnp.zeros_like(y0)),
-                                           (jnp.arange(first, s), jnp.asarray(a[first:]), jnp.asarray(c[first:])))
+                                           (jnp.arange(first, s), jnp.asarray(a[first:]), jnp.asarray(c[first:])),
+                                           unroll=per_iteration)
     y1 = y_last if tab.ssal else y0 + jnp.tensordot(jnp.asarray(tab.b_sol, dtype), ks, axes=1)
     return y1, {"y0": y0, "y1": y1, "k": ks}, (f_last if tab.fsal else None)
 
 
-def _stepper(solver, flat_field, args, unroll: bool | str, t_a, t_b, y0):
+def _stepper(solver, flat_field, args, unroll: bool | str | int, t_a, t_b, y0):
     """``(state0, one_step)`` of ``solver`` on the flat vector field ``flat_field(t, y, args)``.
 
     ``one_step(y, state, t_a, t_b) -> (y1, dense_info, state1, result)``: an explicit
@@ -213,8 +216,12 @@ def _stepper(solver, flat_field, args, unroll: bool | str, t_a, t_b, y0):
             unroll = len(tableau.b_sol) <= UNROLL_MAX_STAGES
 
         def one_step(y, state, ta, tb):
-            stepper = _erk_step if unroll else _erk_step_scan
-            y1, dense, f1 = stepper(tableau, lambda t, x: flat_field(t, x, args), ta, tb, y, state)
+            field = lambda t, x: flat_field(t, x, args)  # noqa: E731
+            if unroll is True or (isinstance(unroll, (bool, np.bool_)) and unroll):
+                y1, dense, f1 = _erk_step(tableau, field, ta, tb, y, state)
+            else:  # False: one stage per iteration; an int k: k stages per iteration
+                k = 1 if isinstance(unroll, (bool, np.bool_)) else int(unroll)
+                y1, dense, f1 = _erk_step_scan(tableau, field, ta, tb, y, state, k)
             return y1, dense, f1, ok
 
         return state0, one_step

@@ -173,7 +173,12 @@ class Integrator(eqx.Module):
             (Euler, Heun, RK4, Bosh3: measured 1.69x faster per step for RK4 at batch 1024 for
             0.7 s more compilation) and loops over the stages of longer ones (Tsit5: 1.06x faster
             written out, for twice the compilation; measured as ``experiments/benchmark_loop.py`` does).
-            ``jaxrotor sweep`` always unrolls.
+            An int ``k >= 1`` loops over the stages ``k`` at a time (``lax.scan``'s ``unroll``: the
+            field compiled ``k`` times). For a gradient run many times (an optimisation of hundreds of
+            steps) ``k = 3`` with Tsit5 (six stages in two iterations) is the measured trade: on the
+            45 s use case its gradient took 0.86-0.87x the time of the stage loop's for 1.4x the
+            gradient's compilation (``experiments/benchmark_gradients.py --compare``); the values are
+            the same (``tests/unit/test_integrate.py``). ``jaxrotor sweep`` always unrolls.
     """
 
     solver: diffrax.AbstractSolver = diffrax.Tsit5()
@@ -184,7 +189,7 @@ class Integrator(eqx.Module):
     max_steps: int = eqx.field(static=True, default=200_000)
     scan: bool = eqx.field(static=True, default=True)
     checkpoint: AbstractCheckpoint = eqx.field(default=AutoCheckpoint(), converter=_as_checkpoint)
-    unroll: bool | str = eqx.field(static=True, default="auto")
+    unroll: bool | str | int = eqx.field(static=True, default="auto")
 
     def __check_init__(self):
         if not (self.dt > 0):
@@ -196,10 +201,12 @@ class Integrator(eqx.Module):
             )
         if not (self.max_steps >= 1):
             raise ValueError(f"Integrator parameter `max_steps` = {self.max_steps!r} is invalid. Fix: pass a positive int.")
-        if not (isinstance(self.unroll, (bool, np.bool_)) or self.unroll == "auto"):
-            raise ValueError(f"Integrator parameter `unroll` = {self.unroll!r} is invalid. Fix: pass True (stages "
-                             "written out), False (a scan over the stages) or \"auto\" (written out up to "
-                             f"{UNROLL_MAX_STAGES} stages).")
+        u = self.unroll
+        if not (isinstance(u, (bool, np.bool_)) or (isinstance(u, str) and u == "auto")
+                or (isinstance(u, (int, np.integer)) and u >= 1)):
+            raise ValueError(f"Integrator parameter `unroll` = {u!r} is invalid. Fix: pass True (stages "
+                             "written out), False (a scan over the stages), an int k >= 1 (a scan over the stages, "
+                             f"k per iteration) or \"auto\" (written out up to {UNROLL_MAX_STAGES} stages).")
 
 
 def save_times(t0: float, t1: float, save_dt: float) -> np.ndarray:

@@ -294,6 +294,25 @@ def test_fixed_steps_equal_integrate_fixed_step_and_the_closed_form(solver, unro
     np.testing.assert_allclose(grads, float(ref_grad()), rtol=1e-12)
 
 
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_stages_k_per_iteration_solve_and_differentiate_as_one(k):
+    """``Integrator(unroll=k)``: Tsit5's six scanned stages ``k`` per iteration (``lax.scan``'s ``unroll``) give the
+    forced oscillator's states and their derivative with respect to its frequency of one stage per iteration
+    (1e-13 relative), saved at every step and between steps."""
+    def solve(w, unroll):
+        integ = Integrator(solver=diffrax.Tsit5(), adaptive=False, dt=0.01, unroll=unroll)
+        ys = integrate_fixed_step(_forced_oscillator, {"x": jnp.asarray(0.5), "v": jnp.asarray(-0.2)}, 0.0, 0.5,
+                                  args=(w, jnp.asarray(0.7)), integrator=integ, ts=np.linspace(0.0, 0.5, 34)).ys
+        return jnp.sum(ys["x"] ** 2), ys["x"]
+
+    out = {u: jax.jit(jax.value_and_grad(lambda w, u=u: solve(w, u), has_aux=True))(2.0) for u in (False, k)}
+    (_, x1), g1 = out[False]
+    (_, xk), gk = out[k]
+    assert abs(float(g1)) > 1e-2 and float(jnp.ptp(x1)) > 0.1
+    np.testing.assert_allclose(np.asarray(xk), np.asarray(x1), rtol=1e-13, atol=1e-15)
+    assert float(gk) == pytest.approx(float(g1), rel=1e-13)
+
 def test_fixed_steps_edge_cases():
     integ = Integrator(adaptive=False)
     y0 = {"x": jnp.asarray(0.5), "v": jnp.asarray(-0.2)}

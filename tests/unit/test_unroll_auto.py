@@ -1,4 +1,5 @@
-"""Integrator(unroll="auto"): stages written out for short methods, a scan for long ones; the same flights."""
+"""Integrator(unroll="auto"): stages written out for short methods, a scan for long ones; the same flights (an int
+k, a scan k stages per iteration: tests/unit/test_integrate.py)."""
 
 import jax
 
@@ -30,3 +31,7 @@ def test_auto_is_true_or_false_by_stage_count_and_flies_the_same(solver, stages)
 def test_bad_unroll():
     with pytest.raises(ValueError, match=r"`unroll` = 'yes' is invalid"):
         jr.Integrator(unroll="yes")
+    for bad in (0, -2, 2.5):
+        with pytest.raises(ValueError, match=rf"`unroll` = {bad!r} is invalid.*int k >= 1"):
+            jr.Integrator(unroll=bad)
+
