@@ -43,8 +43,8 @@ from .tilting import check_tilt_flight
 from .aero import Aerodynamics
 from .wind import Wind
 
-__all__ = ["DivergenceLimits", "Flight", "FaultPlan", "FaultPhases", "fault_aware", "fault_phases", "flight_computer", "yaw_released_allocation",
-           "RELEASED_YAW_WEIGHT", "RELEASED_RIDGE"]
+__all__ = ["DivergenceLimits", "Flight", "FaultPlan", "FaultPhases", "fault_aware", "fault_phases", "flight_computer", "yaw_released_allocation", "yaw_released_problem",
+           "RELEASED_YAW_WEIGHT", "RELEASED_RIDGE", "RELEASED_ALLOCATOR"]
 
 
 class DivergenceLimits(eqx.Module):
@@ -358,7 +358,8 @@ def yaw_released_allocation(data: AllocationData, w_des) -> Allocation:
     return allocation_record(data.G, data.u_min, data.u_max, w_des, u)
 
 
-def yaw_released_problem(data: AllocationData, w_des) -> tuple[Array, Array]:
+def yaw_released_problem(data: AllocationData, w_des: Float[Array, "6"]
+                         ) -> tuple[Float[Array, "6 n"], Float[Array, "6"]]:
     """The least-squares problem of :func:`yaw_released_allocation`: ``(G_y, w_y)``,
     ``G_y = diag(1, 1, 1, 1, 1, e) G`` ``(6, n)`` and ``w_y = (f, tau_x, tau_y, 0)`` ``(6,)``."""
     keep = jnp.asarray([1.0, 1, 1, 1, 1, RELEASED_YAW_WEIGHT], data.G.dtype)

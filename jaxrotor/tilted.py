@@ -22,7 +22,7 @@ from jaxtyping import Array, Bool, Float
 from . import linalg
 from .allocators import Allocation, AllocationData, BoxLS, allocation_record
 
-__all__ = ["AXIS_CANDIDATES", "AXIS_MARGIN", "MAX_AXIS_TILT", "HoverAxis", "hover_axis", "axis_margin", "axis_allocation"]
+__all__ = ["AXIS_CANDIDATES", "AXIS_MARGIN", "MAX_AXIS_TILT", "HoverAxis", "hover_axis", "axis_margin", "axis_allocation", "axis_problem"]
 
 #: Number of candidate directions :func:`hover_axis` tries (a Fibonacci upper hemisphere mapped into ``D``).
 AXIS_CANDIDATES = 512
@@ -185,7 +185,8 @@ def axis_allocation(data: AllocationData, hover: HoverAxis, w_des: Float[Array, 
     return allocation_record(data.G, data.u_min, data.u_max, w_des, u)
 
 
-def axis_problem(data: AllocationData, hover: HoverAxis, w_des: Float[Array, "6"]) -> tuple[Array, Array]:
+def axis_problem(data: AllocationData, hover: HoverAxis, w_des: Float[Array, "6"]
+                 ) -> tuple[Float[Array, "6 n"], Float[Array, "6"]]:
     """The least-squares problem of :func:`axis_allocation`: ``(G_D, w_D)``, ``G_D = [P_D F; M]`` ``(6, n)`` and
     ``w_D = (P_D f, tau)`` ``(6,)``, ``P_D`` the projector onto the zero-moment force subspace ``D``
     (``hover.projector``)."""
