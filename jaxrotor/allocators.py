@@ -383,8 +383,6 @@ def _box_qp_active_set(H: Array, c: Array, lo: Array, hi: Array, iterations: int
         i, done = state[:2]
         return (i < iterations) & ~done
 
-    # a step that neither meets a bound nor releases one leaves the state as it is (the next step solves the same
-    # equality problem again): the loop stops there, with the masks the full count of steps would give
     state = (jnp.zeros((), jnp.int32), jnp.asarray(False), x0, (x_free < lo), (x_free > hi))
     *_, at_lo, at_hi = jax.lax.while_loop(more, body, state)
     return at_lo, at_hi

@@ -215,13 +215,15 @@ def _stepper(solver, flat_field, args, unroll: bool | str | int, t_a, t_b, y0):
         if unroll == "auto":  # written out for short methods (the measured trade, Integrator.unroll)
             unroll = len(tableau.b_sol) <= UNROLL_MAX_STAGES
 
+        flag = isinstance(unroll, (bool, np.bool_))
+        per_iteration = 1 if flag else int(unroll)  # False: one stage per iteration; an int k: k of them
+
         def one_step(y, state, ta, tb):
             field = lambda t, x: flat_field(t, x, args)  # noqa: E731
-            if unroll is True or (isinstance(unroll, (bool, np.bool_)) and unroll):
+            if flag and unroll:
                 y1, dense, f1 = _erk_step(tableau, field, ta, tb, y, state)
-            else:  # False: one stage per iteration; an int k: k stages per iteration
-                k = 1 if isinstance(unroll, (bool, np.bool_)) else int(unroll)
-                y1, dense, f1 = _erk_step_scan(tableau, field, ta, tb, y, state, k)
+            else:
+                y1, dense, f1 = _erk_step_scan(tableau, field, ta, tb, y, state, per_iteration)
             return y1, dense, f1, ok
 
         return state0, one_step

@@ -374,8 +374,9 @@ def _tilted_and_released(data: AllocationData, hover, w_axis, w_des) -> tuple[Al
     problems = [axis_problem(data, hover, w_axis), yaw_released_problem(data, w_des)]
     G = jnp.stack([g for g, _ in problems])
     w = jnp.stack([w for _, w in problems])
-    ridge = jnp.asarray([BoxLS().ridge_for(n, dtype), RELEASED_ALLOCATOR.ridge_for(n, dtype)], dtype)
-    u = jax.vmap(BoxLS().inputs, in_axes=(0, None, None, 0, 0))(G, data.u_min, data.u_max, w, ridge)
+    box = BoxLS()  # the tilted hover's; the yaw-released one differs only in its ridge
+    ridge = jnp.asarray([box.ridge_for(n, dtype), RELEASED_ALLOCATOR.ridge_for(n, dtype)], dtype)
+    u = jax.vmap(box.inputs, in_axes=(0, None, None, 0, 0))(G, data.u_min, data.u_max, w, ridge)
     return (allocation_record(data.G, data.u_min, data.u_max, w_axis, u[0]),
             allocation_record(data.G, data.u_min, data.u_max, w_des, u[1]))
 

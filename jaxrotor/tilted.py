@@ -181,7 +181,7 @@ def axis_allocation(data: AllocationData, hover: HoverAxis, w_des: Float[Array, 
         the :class:`~jaxrotor.allocators.Allocation` (its ``achieved`` wrench from the full ``G``).
     """
     G_D, w_D = axis_problem(data, hover, w_des)
-    u = BoxLS()(eqx.tree_at(lambda d: d.G, data, G_D), w_D).u
+    u = BoxLS().inputs(G_D, data.u_min, data.u_max, w_D)
     return allocation_record(data.G, data.u_min, data.u_max, w_des, u)
 
 
