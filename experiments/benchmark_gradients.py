@@ -123,13 +123,17 @@ VARIANTS = {
     "default (auto: interval here)": {"unroll": False},
     "default, 2 stages per scan iteration": {"unroll": 2},
     "default, 3 stages per scan iteration": {"unroll": 3},
+    "interval recomputed, field not": {"checkpoint": jr.IntervalCheckpoint(recompute_field=False), "unroll": False},
     "step recomputed, stage scan": {"checkpoint": jr.StepCheckpoint(), "unroll": False},
+    "step recomputed, field not": {"checkpoint": jr.StepCheckpoint(recompute_field=False), "unroll": False},
     "stages stored, stage scan": {"checkpoint": jr.NoCheckpoint(), "unroll": False},
-    "save interval recomputed": {"checkpoint": jr.IntervalCheckpoint(), "unroll": False},
+    "stage inputs stored, field recomputed": {"checkpoint": jr.StageCheckpoint(), "unroll": False},
+    "stage inputs stored, 3 stages per iteration": {"checkpoint": jr.StageCheckpoint(), "unroll": 3},
     "step recomputed, dots saved": {"checkpoint": jr.StepCheckpoint(policy="dots_with_no_batch_dims_saveable"),
                                     "unroll": False},
     "step recomputed, unrolled": {"checkpoint": jr.StepCheckpoint(), "unroll": True},
     "stages stored, unrolled": {"checkpoint": jr.NoCheckpoint(), "unroll": True},
+    "stage inputs stored, unrolled": {"checkpoint": jr.StageCheckpoint(), "unroll": True},
 }
 
 

@@ -21,7 +21,7 @@ _EXPORTS = {
     "dynamics": ("Actuators", "FirstOrderMotor", "FirstOrderServo", "IdealMotor", "IdealServo", "RotorCommand",
                  "VehicleState", "WrenchCommand", "initial_state", "vehicle_derivative"),
     "integrate": ("AbstractCheckpoint", "AutoCheckpoint", "Integrator", "IntervalCheckpoint", "NoCheckpoint",
-                  "StepCheckpoint"),
+                  "StageCheckpoint", "StepCheckpoint"),
     "design.platform": ("Platform", "class_label", "explicit_platform", "lumped_inertia", "rotor_axes",
                         "rotor_positions", "star_platform"),
     "allocators": ("BoxLS", "Clip", "PseudoInverse", "TorquePriority"),

@@ -198,7 +198,7 @@ def _erk_step_scan(tab: diffrax.ButcherTableau, f, t0, t1, y0, f0, per_iteration
     return y1, {"y0": y0, "y1": y1, "k": ks}, (f_last if tab.fsal else None)
 
 
-def _stepper(solver, flat_field, args, unroll: bool | str | int, t_a, t_b, y0):
+def _stepper(solver, flat_field, args, unroll: bool | str | int, t_a, t_b, y0, wrap_field=lambda field: field):
     """``(state0, one_step)`` of ``solver`` on the flat vector field ``flat_field(t, y, args)``.
 
     ``one_step(y, state, t_a, t_b) -> (y1, dense_info, state1, result)``: an explicit
@@ -206,6 +206,7 @@ def _stepper(solver, flat_field, args, unroll: bool | str | int, t_a, t_b, y0):
     written out (:func:`_erk_step`, ``unroll``) or in a ``lax.scan`` (:func:`_erk_step_scan`),
     ``state`` the first-same-as-last value ``f(t, y)`` (``None`` for other tableaus); any other
     solver through its own ``step`` from ``solver.init`` over the first step ``(t_a, t_b)``.
+    ``wrap_field`` wraps the field every stage of ``one_step`` evaluates (the checkpoint's ``wrap_field``).
     """
     ok = diffrax.RESULTS.successful
     tableau = _explicit_tableau(solver)
@@ -219,7 +220,7 @@ def _stepper(solver, flat_field, args, unroll: bool | str | int, t_a, t_b, y0):
         per_iteration = 1 if flag else int(unroll)  # False: one stage per iteration; an int k: k of them
 
         def one_step(y, state, ta, tb):
-            field = lambda t, x: flat_field(t, x, args)  # noqa: E731
+            field = wrap_field(lambda t, x: flat_field(t, x, args))
             if flag and unroll:
                 y1, dense, f1 = _erk_step(tableau, field, ta, tb, y, state)
             else:
@@ -227,7 +228,8 @@ def _stepper(solver, flat_field, args, unroll: bool | str | int, t_a, t_b, y0):
             return y1, dense, f1, ok
 
         return state0, one_step
-    term = diffrax.ODETerm(flat_field)
+    staged = wrap_field(lambda t, x, a: flat_field(t, x, a))
+    term = diffrax.ODETerm(staged)
 
     def one_step(y, state, ta, tb):
         y1, _, dense, state1, res = solver.step(term, ta, tb, y, args, state, False)

@@ -63,6 +63,7 @@ from .checkpoint import AbstractCheckpoint as AbstractCheckpoint
 from .checkpoint import AutoCheckpoint as AutoCheckpoint
 from .checkpoint import IntervalCheckpoint as IntervalCheckpoint
 from .checkpoint import NoCheckpoint as NoCheckpoint
+from .checkpoint import StageCheckpoint as StageCheckpoint
 from .checkpoint import StepCheckpoint as StepCheckpoint
 from .checkpoint import _as_checkpoint
 from .fixed_step import SaveSchedule as SaveSchedule
@@ -315,7 +316,8 @@ def fixed_steps(vector_field, y0, t0, dt, n_steps: int, *, args=None, integrator
     flat0, unravel, flat_field = _flat(vector_field, y0)
     tdtype = jnp.result_type(float)
     t0, dt = jnp.asarray(t0, tdtype), jnp.asarray(dt, tdtype)
-    state0, one_step = _stepper(integrator.solver, flat_field, args, integrator.unroll, t0, t0 + dt, flat0)
+    state0, one_step = _stepper(integrator.solver, flat_field, args, integrator.unroll, t0, t0 + dt, flat0,
+                                 integrator.checkpoint.wrap_field)
     one_step = integrator.checkpoint.wrap_step(one_step, n_steps)
 
     def body(carry, k):
@@ -390,7 +392,8 @@ def integrate_fixed_step(vector_field, y0, t0: float, t1: float, *, args=None,
     interp = not bool(np.all(sched.exact))
     length = sched.active.shape[1]
     regular = int(np.min(np.sum(sched.active, axis=1))) if sched.active.size else 0  # steps in every interval
-    state0, one_step = _stepper(solver, flat_field, args, integrator.unroll, grid[0], grid[1], flat0)
+    state0, one_step = _stepper(solver, flat_field, args, integrator.unroll, grid[0], grid[1], flat0,
+                                 integrator.checkpoint.wrap_field)
     one_step = integrator.checkpoint.wrap_step(one_step, length)
 
     def inner(carry, x):

@@ -16,6 +16,7 @@ from jaxrotor.integrate import (
     Integrator,
     IntervalCheckpoint,
     NoCheckpoint,
+    StageCheckpoint,
     SaveSchedule,
     StepCheckpoint,
     fixed_step_grid,
@@ -113,8 +114,35 @@ def test_reverse_mode_storage_variants_agree():
     g_step = float(grad(4.0, StepCheckpoint()))
     assert abs(g_step) > 1e-3
     for checkpoint in (IntervalCheckpoint(), StepCheckpoint(policy="dots_with_no_batch_dims_saveable"),
-                       AutoCheckpoint(policy=jax.checkpoint_policies.nothing_saveable)):
+                       AutoCheckpoint(policy=jax.checkpoint_policies.nothing_saveable), StageCheckpoint(),
+                       IntervalCheckpoint(recompute_field=False), StepCheckpoint(recompute_field=False),
+                       AutoCheckpoint(recompute_field=False)):
         assert float(grad(4.0, checkpoint)) == pytest.approx(g_step, rel=1e-12), checkpoint
+
+
+@pytest.mark.parametrize("unroll", [False, True])
+def test_stage_checkpoint_stores_the_stage_inputs_not_the_field_intermediates(unroll):
+    """``StageCheckpoint`` keeps one state per stage for reverse mode and recomputes the field from it: a field with a
+    large intermediate (a 64-vector per stage) leaves fewer stored values than ``NoCheckpoint`` (which keeps them),
+    and the gradient is the same, with the stages in a scan or written out."""
+    def field(t, y, args):
+        wide = jnp.sin(jnp.outer(y, jnp.arange(32.0)).ravel() * args)  # a 64-vector intermediate
+        return jnp.stack([y[1], -args * jnp.sin(y[0]) + 1e-3 * jnp.sum(wide)])
+
+    def loss(k, checkpoint):
+        sol = integrate(field, jnp.asarray([0.3, 0.0]), 0.0, 0.3, args=k, ts=np.asarray([0.0, 0.3]),
+                        integrator=Integrator(adaptive=False, dt=0.05, checkpoint=checkpoint, unroll=unroll))
+        return jnp.sum(sol.ys[-1] ** 2)
+
+    from jax._src.ad_checkpoint import saved_residuals
+
+    def stored(checkpoint):  # scalars reverse mode keeps
+        return sum(int(np.prod(aval.shape)) for aval, _ in saved_residuals(lambda k: loss(k, checkpoint), 4.0))
+
+    kept, all_ = stored(StageCheckpoint()), stored(NoCheckpoint())
+    assert kept < all_ / 4, (kept, all_)  # 6 steps x 7 stages x (2 + 64 ...) values against 2 per stage
+    g = jax.grad(loss)
+    assert float(g(4.0, StageCheckpoint())) == pytest.approx(float(g(4.0, NoCheckpoint())), rel=1e-12)
 
 
 def test_bad_checkpoint_settings_are_refused():
@@ -127,6 +155,9 @@ def test_bad_checkpoint_settings_are_refused():
             cls(policy="save_it_all")
     with pytest.raises(ValueError, match="`max_interval_steps` = 0"):
         AutoCheckpoint(max_interval_steps=0)
+    for cls in (StepCheckpoint, IntervalCheckpoint, AutoCheckpoint):
+        with pytest.raises(ValueError, match="`recompute_field` = 'yes' is invalid. Fix: pass True"):
+            cls(recompute_field="yes")
     with pytest.raises(TypeError):
         Integrator(adaptive=False, checkpoint_policy="dots_saveable")  # the policy belongs to the strategy now
 
@@ -149,6 +180,7 @@ def test_former_checkpoint_values_convert_to_strategies():
     assert hash(Integrator(checkpoint=StepCheckpoint())) == hash(Integrator(checkpoint=StepCheckpoint()))
     assert Integrator(checkpoint=StepCheckpoint()) != Integrator(checkpoint=IntervalCheckpoint())
     assert AutoCheckpoint().choose(AUTO_INTERVAL_STEPS) == IntervalCheckpoint()
+    assert AutoCheckpoint(recompute_field=False).choose(1) == IntervalCheckpoint(recompute_field=False)
     assert AutoCheckpoint(max_interval_steps=2, policy="dots_saveable").choose(3) == StepCheckpoint(policy="dots_saveable")
 
 
