@@ -340,7 +340,7 @@ def _solve(step, z0, period, steps: int):
     or ``Phi``) evaluated at the returned ``z``: ``steps - 1`` updates, one Jacobian per step."""
     def body(_, carry):
         z = carry[3]
-        jac, value = jax.jacfwd(lambda x: (step(x), step(x)), has_aux=True)(z)
+        jac, value = jax.jacfwd(lambda x: (lambda s: (s, s))(step(x)), has_aux=True)(z)  # one trace of step
         if period is None:
             r, J = value, jac
         else:
