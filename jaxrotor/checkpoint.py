@@ -2,9 +2,9 @@
 
 A fixed-step solve (:func:`jaxrotor.integrate.integrate_fixed_step`,
 :func:`jaxrotor.integrate.fixed_steps`) is a loop over save intervals, each a loop over
-steps; a strategy wraps the two loop bodies before they are traced, as diffrax chooses
-its adjoint: :class:`AutoCheckpoint` (default), :class:`StepCheckpoint`,
-:class:`IntervalCheckpoint`, :class:`NoCheckpoint`, or a user's own
+steps; a strategy wraps the two loop bodies (and the vector field each stage evaluates)
+before they are traced, as diffrax chooses its adjoint: :class:`AutoCheckpoint` (default),
+:class:`StepCheckpoint`, :class:`IntervalCheckpoint`, :class:`StageCheckpoint`, :class:`NoCheckpoint`, or a user's own
 :class:`AbstractCheckpoint`. Every strategy gives the same solution and gradient to
 rounding; they differ in memory and recomputation. The names are also importable from
 :mod:`jaxrotor.integrate` and ``jaxrotor``.
@@ -65,13 +65,15 @@ class AbstractCheckpoint(eqx.Module):
       (y1, dense_info, solver_state1, result)``, one step from ``t_a`` to ``t_b`` [s] of the
       flat state vector ``y``;
     * ``wrap_interval(interval, interval_steps)``: the steps of one save interval (all
-      ``n_steps`` of a :func:`fixed_steps` call), a function of the loop carry.
+      ``n_steps`` of a :func:`fixed_steps` call), a function of the loop carry;
+    * ``wrap_field(field)`` (optional, default: unchanged): the vector field ``field(t, y)``
+      on the flat state as every stage of a step evaluates it.
 
     ``interval_steps`` is the largest number of steps one save interval holds (static).
     The wrappers change what reverse mode stores and recomputes, never a value: every
     strategy gives the same solution and the same gradient to rounding. Subclass this (an
     ``equinox.Module`` with static fields) to define your own; the loop calls only these
-    two methods.
+    three methods.
     """
 
     @abc.abstractmethod

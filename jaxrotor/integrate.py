@@ -161,8 +161,11 @@ class Integrator(eqx.Module):
             :data:`AUTO_INTERVAL_STEPS` steps, else :class:`StepCheckpoint`;
             :class:`StepCheckpoint`: each step recomputed from the stored state before it
             (memory per step = one state); :class:`IntervalCheckpoint`: one state stored per
-            save time, the steps between two saves recomputed; :class:`NoCheckpoint`: every
-            stage's intermediates stored. Each but the last takes ``policy`` (a
+            save time, the steps between two saves recomputed (these three also recompute each
+            stage's vector field from its input while they differentiate a step:
+            ``recompute_field=True``); :class:`StageCheckpoint`: each stage's input stored, its
+            field recomputed; :class:`NoCheckpoint`: every stage's intermediates stored. Each
+            but the last takes ``policy`` (a
             ``jax.checkpoint_policies`` name or callable: which intermediates are kept rather
             than recomputed). A user's own strategy Module works as well. The former values
             ``True``/``"auto"``, ``"step"``, ``"interval"`` and ``False`` are still accepted
