@@ -321,7 +321,8 @@ def test_fixed_steps_equal_integrate_fixed_step_and_the_closed_form(solver, unro
     if not grads:
         return
     grads = [float(jax.jit(jax.grad(ticks), static_argnums=1)(2.0, c))
-             for c in (AutoCheckpoint(), StepCheckpoint(), NoCheckpoint())]
+             for c in (AutoCheckpoint(), StepCheckpoint(), NoCheckpoint(), StageCheckpoint(),
+                       AutoCheckpoint(recompute_field=False), StepCheckpoint(recompute_field=False))]
     assert abs(grads[0]) > 1e-2
     np.testing.assert_allclose(grads, float(ref_grad()), rtol=1e-12)
 
