@@ -14,18 +14,21 @@ import click
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="jaxrotor")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """jaxrotor: simulate, analyse and optimise tilted and tilting multirotors.
 
     Compiled flights are cached on disk (~/.cache/jaxrotor/xla, or
     $XDG_CACHE_HOME/jaxrotor/xla), so a second run of a configuration skips
     compilation. Set JAXROTOR_NO_CACHE=1 to turn the cache off. On the CPU each
     core is one JAX device, so batches fly on every core; JAXROTOR_CPU_DEVICES=1
-    keeps one.
+    keeps one. Every command but the sweep compiles with XLA's faster-compiling
+    CPU code generation; JAXROTOR_FUSION_EMITTERS=1 keeps XLA's default.
     """
-    from ._setup import cpu_devices_flag
+    from ._setup import compile_speed_flag, cpu_devices_flag
 
     cpu_devices_flag()
+    compile_speed_flag(ctx.invoked_subcommand)
 
 
 def _register() -> None:

@@ -25,7 +25,8 @@ import sys
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
-__all__ = ["NO_CACHE_ENV", "cache_dir", "configure_compilation_cache", "cpu_devices_flag", "setup_jax"]
+__all__ = ["BATCH_COMMANDS", "FUSION_EMITTERS_ENV", "NO_CACHE_ENV", "cache_dir", "compile_speed_flag",
+           "configure_compilation_cache", "cpu_devices_flag", "setup_jax"]
 
 #: Environment variable that turns the persistent compilation cache off (any value but ``""`` and ``"0"``).
 NO_CACHE_ENV = "JAXROTOR_NO_CACHE"
@@ -114,6 +115,49 @@ def cpu_devices_flag(environ: MutableMapping[str, str] | None = None) -> bool:
         except (ImportError, AttributeError):  # cannot tell: leave the process as it is
             return False
     env["XLA_FLAGS"] = (flags + f" --xla_force_host_platform_device_count={cores}").strip()
+    return True
+
+
+#: Commands whose time goes to running large batches rather than to compiling: :func:`compile_speed_flag` leaves
+#: XLA's CPU code generation as it is for them.
+BATCH_COMMANDS = frozenset({"sweep"})
+
+#: Environment variable that keeps XLA's CPU fusion emitters for every command (``1``).
+FUSION_EMITTERS_ENV = "JAXROTOR_FUSION_EMITTERS"
+
+_FUSION_FLAG = "--xla_cpu_use_fusion_emitters=false"
+
+
+def compile_speed_flag(command: str | None, environ: MutableMapping[str, str] | None = None) -> bool:
+    """Compile a command's programs with XLA's older CPU fusion code generation (faster to compile).
+
+    Appends ``--xla_cpu_use_fusion_emitters=false`` to ``XLA_FLAGS`` in ``environ`` (default ``os.environ``).
+    Measured on 2 cores (docs/benchmarks.md, "Compilation: XLA's CPU fusion emitters"): the cant-selecting flight
+    of ``configs/cant_tilting_hex.toml`` compiles in 2.2 s instead of 4.1 s of XLA time and runs 0.32 s instead of
+    0.36 s; the 45 s use case's gradient compiles in 5.0-5.5 s instead of 7.0-7.5 s of CPU time and runs within 3 %;
+    but a batch of 1 024-16 384 vectorised flights runs 12-31 % slower, so the sweep (:data:`BATCH_COMMANDS`) keeps
+    XLA's default. Does nothing, and returns ``False``, for those commands, when ``XLA_FLAGS`` already names the
+    option, when ``JAXROTOR_FUSION_EMITTERS=1``, or when JAX's backend has started (the flag would not apply);
+    else returns ``True``. Only XLA's CPU backend reads the option.
+
+    Args:
+        command: the sub-command about to run (``None``: none).
+        environ: the environment to change (default ``os.environ``).
+    """
+    env = os.environ if environ is None else environ
+    flags = env.get("XLA_FLAGS", "")
+    if (command is None or command in BATCH_COMMANDS or "xla_cpu_use_fusion_emitters" in flags
+            or env.get(FUSION_EMITTERS_ENV, "").strip() == "1"):
+        return False
+    if "jax" in sys.modules:
+        try:
+            from jax._src import xla_bridge
+
+            if xla_bridge.backends_are_initialized():
+                return False
+        except (ImportError, AttributeError):  # cannot tell: leave the process as it is
+            return False
+    env["XLA_FLAGS"] = (flags + " " + _FUSION_FLAG).strip()
     return True
 
 
