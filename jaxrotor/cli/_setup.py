@@ -92,6 +92,18 @@ def configure_compilation_cache(environ: MutableMapping[str, str] | None = None)
     return path
 
 
+def _flags_too_late() -> bool:
+    """Whether ``XLA_FLAGS`` would no longer apply: JAX's backend has started (or it cannot be told)."""
+    if "jax" not in sys.modules:
+        return False
+    try:
+        from jax._src import xla_bridge
+
+        return bool(xla_bridge.backends_are_initialized())
+    except (ImportError, AttributeError):  # cannot tell: leave the process as it is
+        return True
+
+
 def cpu_devices_flag(environ: MutableMapping[str, str] | None = None) -> bool:
     """Ask XLA for one CPU device per core, so that :func:`jaxrotor.batch.map_batch` flies a batch on every core.
 
@@ -106,14 +118,8 @@ def cpu_devices_flag(environ: MutableMapping[str, str] | None = None) -> bool:
     cores = os.cpu_count() or 1
     if "xla_force_host_platform_device_count" in flags or env.get("JAXROTOR_CPU_DEVICES", "") == "1" or cores < 2:
         return False
-    if "jax" in sys.modules:
-        try:
-            from jax._src import xla_bridge
-
-            if xla_bridge.backends_are_initialized():
-                return False
-        except (ImportError, AttributeError):  # cannot tell: leave the process as it is
-            return False
+    if _flags_too_late():
+        return False
     env["XLA_FLAGS"] = (flags + f" --xla_force_host_platform_device_count={cores}").strip()
     return True
 
@@ -149,14 +155,8 @@ def compile_speed_flag(command: str | None, environ: MutableMapping[str, str] | 
     if (command is None or command in BATCH_COMMANDS or "xla_cpu_use_fusion_emitters" in flags
             or env.get(FUSION_EMITTERS_ENV, "").strip() == "1"):
         return False
-    if "jax" in sys.modules:
-        try:
-            from jax._src import xla_bridge
-
-            if xla_bridge.backends_are_initialized():
-                return False
-        except (ImportError, AttributeError):  # cannot tell: leave the process as it is
-            return False
+    if _flags_too_late():
+        return False
     env["XLA_FLAGS"] = (flags + " " + _FUSION_FLAG).strip()
     return True
 
