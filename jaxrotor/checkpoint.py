@@ -47,6 +47,11 @@ def _check_flag(strategy) -> None:
                          "invalid. Fix: pass True (default: the field recomputed per stage in reverse mode) or False.")
 
 
+def _field(strategy, field: Callable) -> Callable:
+    """``field`` wrapped in ``jax.checkpoint`` under ``strategy.policy`` when ``strategy.recompute_field``, else as is."""
+    return _remat(field, strategy.policy) if strategy.recompute_field else field
+
+
 def _remat(fn: Callable, policy) -> Callable:
     """``jax.checkpoint(fn)`` under ``policy`` (a ``jax.checkpoint_policies`` name, a callable or ``None``)."""
     return jax.checkpoint(fn, prevent_cse=False,
@@ -163,7 +168,7 @@ class StepCheckpoint(AbstractCheckpoint):
 
     def wrap_field(self, field):
         """``jax.checkpoint(field, policy=policy)`` when ``recompute_field``, else ``field``."""
-        return _remat(field, self.policy) if self.recompute_field else field
+        return _field(self, field)
 
 
 class IntervalCheckpoint(AbstractCheckpoint):
@@ -193,7 +198,7 @@ class IntervalCheckpoint(AbstractCheckpoint):
 
     def wrap_field(self, field):
         """``jax.checkpoint(field, policy=policy)`` when ``recompute_field``, else ``field``."""
-        return _remat(field, self.policy) if self.recompute_field else field
+        return _field(self, field)
 
 
 class AutoCheckpoint(AbstractCheckpoint):
@@ -237,7 +242,7 @@ class AutoCheckpoint(AbstractCheckpoint):
 
     def wrap_field(self, field):
         """As either strategy :meth:`choose` returns (both wrap the field alike)."""
-        return _remat(field, self.policy) if self.recompute_field else field
+        return _field(self, field)
 
 
 #: The strategies the former string/bool values of ``Integrator(checkpoint=...)`` name.

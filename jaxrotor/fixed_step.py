@@ -228,8 +228,7 @@ def _stepper(solver, flat_field, args, unroll: bool | str | int, t_a, t_b, y0, w
             return y1, dense, f1, ok
 
         return state0, one_step
-    staged = wrap_field(lambda t, x, a: flat_field(t, x, a))
-    term = diffrax.ODETerm(staged)
+    term = diffrax.ODETerm(wrap_field(flat_field))
 
     def one_step(y, state, ta, tb):
         y1, _, dense, state1, res = solver.step(term, ta, tb, y, args, state, False)
