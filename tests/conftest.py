@@ -38,19 +38,14 @@ os.environ.setdefault("EQX_ON_ERROR", "nan")
 # xdist workers already use the cores, and an in-process CLI call must not change a worker's devices.
 # tests/unit/test_batch_chunk.py flies the several-device path in a subprocess of its own.
 os.environ.setdefault("JAXROTOR_CPU_DEVICES", "1")
-# The suite's time is mostly XLA compilation, so it compiles with TEST_XLA_FLAGS: XLA's older CPU fusion code
-# generation, as the jaxrotor command compiles (jaxrotor.cli._setup.compile_speed_flag), and no LLVM optimisation
-# of the generated code (programs run slower, but a test runs each a few times). The unit lane with an empty
-# cache on 2 cores: 14 min 28 s with XLA's default, 10 min 11 s with the first flag, 6 min 15 s with both
-# (docs/benchmarks.md, "Compilation: XLA's CPU fusion emitters"). Set before JAX starts, so the workers, the
-# in-process CLI calls and the subprocesses compile alike and share the persistent cache (its key holds
-# XLA_FLAGS); an option XLA_FLAGS names already is left as it is. JAXROTOR_TEST_XLA_DEFAULT=1 runs the suite
-# with XLA's defaults; tests/unit/test_cli_setup.py flies a flight under both and compares them.
-TEST_XLA_FLAGS = ("--xla_cpu_use_fusion_emitters=false", "--xla_backend_optimization_level=0")
-if os.environ.get("JAXROTOR_TEST_XLA_DEFAULT", "").strip() != "1":
-    _flags = os.environ.get("XLA_FLAGS", "")
-    _flags += "".join(f" {f}" for f in TEST_XLA_FLAGS if f.split("=")[0] not in _flags)
-    os.environ["XLA_FLAGS"] = _flags.strip()
+# XLA's older CPU fusion code generation, as the jaxrotor command compiles (jaxrotor.cli._setup.compile_speed_flag,
+# docs/benchmarks.md "Compilation: XLA's CPU fusion emitters"): the suite's time is mostly compilation. Set before JAX
+# starts, so the workers, the in-process CLI calls and the subprocesses compile alike and share the persistent cache
+# (its key holds XLA_FLAGS). JAXROTOR_FUSION_EMITTERS=1 runs the suite with XLA's default code generation instead;
+# tests/unit/test_cli_setup.py flies a flight under both and compares them.
+if (os.environ.get("JAXROTOR_FUSION_EMITTERS", "").strip() != "1"
+        and "xla_cpu_use_fusion_emitters" not in os.environ.get("XLA_FLAGS", "")):
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_use_fusion_emitters=false").strip()
 
 import jax  # noqa: E402
 
