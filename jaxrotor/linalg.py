@@ -9,8 +9,9 @@ and wait for each other for ever. These functions use a one-sided Jacobi iterati
 vectorises it over flights.
 
 One-sided Jacobi: ``B`` ``(p, k)`` (``p >= k``; the matrix or its transpose) is rotated from the right,
-``B <- B J``, ``V <- V J``, one column pair ``(i, j)`` at a time, by the plane rotation that makes columns ``i``
-and ``j`` orthogonal: with ``a = |b_i|^2``, ``b = |b_j|^2``, ``g = b_i . b_j``,
+``B <- B J``, ``V <- V J``, by plane rotations, each making a column pair ``(i, j)`` orthogonal; the pairs of a
+sweep go in round-robin order, ``k / 2`` disjoint pairs rotated at once per round (Brent and Luk's parallel
+ordering), so the compiled loop body is one round: with ``a = |b_i|^2``, ``b = |b_j|^2``, ``g = b_i . b_j``,
 ``zeta = (b - a) / (2 g)``, ``t = sign(zeta) / (|zeta| + sqrt(1 + zeta^2))``, ``c = 1 / sqrt(1 + t^2)``,
 ``s = c t``. After a few sweeps over all pairs the columns are orthogonal: ``B V = U S`` with
 ``sigma_i = |b_i|``, so ``B = U S V^T``. Convergence is quadratic; :data:`SWEEPS` sweeps reach rounding on
@@ -34,33 +35,53 @@ __all__ = ["SWEEPS", "singular_values", "pinv", "rank", "cholesky", "cholesky_so
 SWEEPS = 8
 
 
+def _round_robin(k: int) -> tuple[int, list[int]]:
+    """``(h, perm)`` of the round-robin ("parallel") ordering of :func:`_jacobi` on ``k`` columns (``k`` even):
+    each round pairs position ``i`` with position ``k - 1 - i`` (``i < h = k / 2``: disjoint pairs), then the
+    columns move by ``perm`` (position ``0`` stays, the others turn by one), so ``k - 1`` rounds pair every two
+    columns once (a sweep) and bring the columns back to their order."""
+    return k // 2, [0, k - 1] + list(range(1, k - 1))
+
+
 def _jacobi(A: Float[Array, "m n"], sweeps: int):
-    """``(B, V, transposed)``: ``B = X V`` with orthogonal columns, ``X = A`` (``m >= n``) or ``A^T``."""
+    """``(B, V, transposed)``: ``B = X V`` with orthogonal columns, ``X = A`` (``m >= n``) or ``A^T``.
+
+    The column pairs of a sweep in round-robin order (:func:`_round_robin`): the ``k / 2`` disjoint pairs of one
+    round are rotated at once, elementwise, and the loop body is one round (``sweeps (k - 1)`` rounds in a
+    ``fori_loop``), so the compiled program holds one round instead of a sweep's ``k (k - 1) / 2`` rotations
+    (an odd ``k`` gets a zero column, which no rotation touches, removed at the end)."""
     A = jnp.asarray(A)
     transposed = A.shape[0] < A.shape[1]
     X = A.T if transposed else A
-    k = X.shape[1]
-    pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+    k0 = X.shape[1]
+    k = k0 + k0 % 2
+    if k > k0:  # static: a zero column to pair with
+        X = jnp.concatenate([X, jnp.zeros((X.shape[0], 1), X.dtype)], axis=1)
+    h, perm = _round_robin(k)
+    perm = jnp.asarray(perm)
+    right = jnp.arange(k - 1, h - 1, -1)  # partner of position i < h
     tiny = jnp.finfo(X.dtype).tiny
     eps = jnp.finfo(X.dtype).eps
 
-    def sweep(_, carry):
-        B, V = carry
-        for i, j in pairs:  # static: the pairs of one sweep, in cyclic order
-            bi, bj = B[:, i], B[:, j]
-            a, b, g = jnp.dot(bi, bi), jnp.dot(bj, bj), jnp.dot(bi, bj)
-            rotate = jnp.abs(g) > eps * jnp.sqrt(a * b) + tiny
-            g_safe = jnp.where(rotate, g, 1.0)
-            zeta = (b - a) / (2.0 * g_safe)
-            t = jnp.where(zeta >= 0, 1.0, -1.0) / (jnp.abs(zeta) + jnp.hypot(1.0, zeta))
-            c = jnp.where(rotate, 1.0 / jnp.sqrt(1.0 + t * t), 1.0)
-            s = jnp.where(rotate, c * t, 0.0)
-            B = B.at[:, i].set(c * bi - s * bj).at[:, j].set(s * bi + c * bj)
-            vi, vj = V[:, i], V[:, j]
-            V = V.at[:, i].set(c * vi - s * vj).at[:, j].set(s * vi + c * vj)
-        return B, V
+    def rotate(M, c, s):
+        Mi, Mj = M[:, :h], M[:, right]
+        return jnp.concatenate([c * Mi - s * Mj, (s * Mi + c * Mj)[:, ::-1]], axis=1)[:, perm]
 
-    B, V = jax.lax.fori_loop(0, sweeps, sweep, (X, jnp.eye(k, dtype=X.dtype)))
+    def one_round(_, carry):
+        B, V = carry
+        bi, bj = B[:, :h], B[:, right]
+        a, b, g = jnp.sum(bi * bi, 0), jnp.sum(bj * bj, 0), jnp.sum(bi * bj, 0)
+        turn = jnp.abs(g) > eps * jnp.sqrt(a * b) + tiny
+        g_safe = jnp.where(turn, g, 1.0)
+        zeta = (b - a) / (2.0 * g_safe)
+        t = jnp.where(zeta >= 0, 1.0, -1.0) / (jnp.abs(zeta) + jnp.hypot(1.0, zeta))
+        c = jnp.where(turn, 1.0 / jnp.sqrt(1.0 + t * t), 1.0)
+        s = jnp.where(turn, c * t, 0.0)
+        return rotate(B, c, s), rotate(V, c, s)
+
+    B, V = jax.lax.fori_loop(0, sweeps * (k - 1), one_round, (X, jnp.eye(k, dtype=X.dtype)))
+    if k > k0:  # static: the zero column and its row of V
+        B, V = B[:, :k0], V[:k0, :k0]
     return B, V, transposed
 
 
