@@ -41,7 +41,7 @@ from .numerics import safe_norm
 from .registry import Option, register
 
 __all__ = ["AllocationData", "Allocation", "AbstractAllocator", "PseudoInverse", "Clip", "TorquePriority",
-           "allocation_record", "BoxLS"]
+           "allocation_record", "BoxLS", "BoxProblem", "BOX_TABLE_MAX_INPUTS"]
 
 
 class AllocationData(eqx.Module):
@@ -217,6 +217,38 @@ class TorquePriority(AbstractAllocator):
         return _result(data, wrench, u, s)
 
 
+#: Most inputs ``n`` for which :meth:`BoxLS.problem` tabulates the working sets' inverses (``2^n`` of them).
+BOX_TABLE_MAX_INPUTS = 8
+
+
+class BoxProblem(eqx.Module):
+    """The wrench-independent part of one box least squares of :class:`BoxLS` (:meth:`BoxLS.problem`).
+
+    In the scaled input ``x = u / u_s``: ``min_{lo <= x <= hi} |A x - b|^2 + ridge |x|^2``,
+    ``b = W w / sqrt(k)`` for the wrench ``w`` (:meth:`BoxLS.solve`).
+
+    Attributes:
+        A: ``(6, n)`` ``W G u_s / sqrt(k)``.
+        W: ``(6,)`` the row weights (:meth:`BoxLS.weights_of`).
+        sqrt_k: ``()`` ``sqrt(trace(A^T A) / n)`` before the scaling (the objective's scale).
+        H: ``(n, n)`` ``A^T A + ridge I``.
+        lo: ``(n,)`` ``u_min / u_s``.
+        hi: ``(n,)`` ``u_max / u_s``.
+        u_s: ``()`` the input scale, the mean finite ``u_max`` [rad^2/s^2].
+        inverses: ``(2^n, n, n)`` the inverse of each working set's matrix (``H`` on the free inputs, the
+            identity on those at a bound), row ``sum_i fixed_i 2^i``; or ``None`` (solved at each step).
+    """
+
+    A: Float[Array, "6 n"]
+    W: Float[Array, "6"]
+    sqrt_k: Float[Array, ""]
+    H: Float[Array, "n n"]
+    lo: Float[Array, " n"]
+    hi: Float[Array, " n"]
+    u_s: Float[Array, ""]
+    inverses: Float[Array, "m n n"] | None = None
+
+
 @register("allocator", "box_ls", options={
     "force_weight": Option(float, gt=0, doc="weight w_f of the force residual", fix="a weight > 0, e.g. 1"),
     "torque_weight": Option(float, gt=0, doc="weight w_tau of the torque residual", fix="a weight > 0, e.g. 10")})
@@ -295,46 +327,99 @@ class BoxLS(AbstractAllocator):
     def inputs(self, G: Float[Array, "6 n"], u_min: Float[Array, " n"], u_max: Float[Array, " n"],
                wrench: Float[Array, "6"], ridge: Float[ArrayLike, ""] | None = None) -> Float[Array, " n"]:
         """``(n,)`` the inputs ``u`` of the box least squares of the class docstring for the allocation matrix
-        ``G`` ``(6, n)``, bounds ``u_min``/``u_max`` ``(n,)`` and the wrench ``(6,)`` [N, N m].
+        ``G`` ``(6, n)``, bounds ``u_min``/``u_max`` ``(n,)`` and the wrench ``(6,)`` [N, N m]:
+        ``solve(problem(G, u_min, u_max, ridge), wrench)``.
 
         ``ridge`` (default :meth:`ridge_for`) may be traced, so several problems of the same size with different
         ridges are one ``vmap`` batch (the flight computer's tilted and yaw-released allocations after a fault,
         :func:`jaxrotor.flight.flight_computer`): one copy of the active-set solver in the program instead of
         one per problem."""
+        return self.solve(self.problem(G, u_min, u_max, ridge), wrench)
+
+    def problem(self, G: Float[Array, "6 n"], u_min: Float[Array, " n"], u_max: Float[Array, " n"],
+                ridge: Float[ArrayLike, ""] | None = None, table: bool = False) -> BoxProblem:
+        """The wrench-independent part of :meth:`inputs` for ``G`` ``(6, n)`` and the bounds ``(n,)``: the
+        :class:`BoxProblem` (the scaled matrix, the normal-equation matrix with its ridge, the scaled bounds).
+
+        ``table=True`` (static) also tabulates the inverse of every working set's matrix
+        (:class:`BoxProblem`, ``inverses``; ``n <=`` :data:`BOX_TABLE_MAX_INPUTS`): for a problem fixed over a
+        flight (a flight computer's plan after a known fault, built once per flight), whose every allocation then
+        looks its solves up instead of factorising at every active-set step."""
         W = self.weights_of(G)
         finite = jnp.isfinite(u_max)
         u_s = jnp.where(jnp.any(finite), jnp.sum(jnp.where(finite, u_max, 0.0)) / jnp.maximum(
             jnp.sum(finite), 1), 1.0)
         A = (W[:, None] * G) * u_s
-        b = W * wrench
         H = A.T @ A
         n = H.shape[0]
         k = jnp.trace(H) / n  # scale the objective (not its minimiser) so that H is of order one
-        A, b, H = A / jnp.sqrt(k), b / jnp.sqrt(k), H / k
+        sqrt_k = jnp.sqrt(k)
+        A, H = A / sqrt_k, H / k
         ridge = self.ridge_for(n, H.dtype) if ridge is None else ridge
         H = H + ridge * jnp.eye(n, dtype=H.dtype)
-        c = A.T @ b
-        lo, hi = u_min / u_s, u_max / u_s
-        at_lo, at_hi = _box_qp_active_set(jax.lax.stop_gradient(H), jax.lax.stop_gradient(c),
-                                          jax.lax.stop_gradient(lo), jax.lax.stop_gradient(hi),
-                                          self.iterations if self.iterations is not None else 3 * n + 6)
+        inverses = None
+        if table:  # static
+            if n > BOX_TABLE_MAX_INPUTS:
+                raise ValueError(f"BoxLS.problem parameter `table` = True needs n <= {BOX_TABLE_MAX_INPUTS} inputs "
+                                 f"(2^n working sets), got n = {n}. Fix: pass table=False.")
+            inverses = _working_set_inverses(H)
+        return BoxProblem(A=A, W=W, sqrt_k=sqrt_k, H=H, lo=u_min / u_s, hi=u_max / u_s, u_s=u_s, inverses=inverses)
+
+    def solve(self, problem: BoxProblem, wrench: Float[Array, "6"]) -> Float[Array, " n"]:
+        """``(n,)`` the inputs ``u`` of the box least squares of ``problem`` (:meth:`problem`) for the wrench
+        ``(6,)`` [N, N m]: the active set (:func:`_box_qp_active_set`, without derivatives), then the free inputs
+        from the normal equations of that set (the class docstring)."""
+        P = problem
+        c = P.A.T @ (P.W * wrench / P.sqrt_k)
+        n = P.H.shape[0]
+        inverses = None if P.inverses is None else jax.lax.stop_gradient(P.inverses)
+        at_lo, at_hi = _box_qp_active_set(jax.lax.stop_gradient(P.H), jax.lax.stop_gradient(c),
+                                          jax.lax.stop_gradient(P.lo), jax.lax.stop_gradient(P.hi),
+                                          self.iterations if self.iterations is not None else 3 * n + 6, inverses)
         fixed = at_lo | at_hi
-        x = _masked_solve(H, c, fixed, jnp.where(at_hi, jnp.where(at_hi, hi, 0.0), jnp.where(at_lo, lo, 0.0)))
-        return jnp.clip(x, lo, hi) * u_s
+        x_fixed = jnp.where(at_hi, jnp.where(at_hi, P.hi, 0.0), jnp.where(at_lo, P.lo, 0.0))
+        x = _masked_solve(P.H, c, fixed, x_fixed, P.inverses)
+        return jnp.clip(x, P.lo, P.hi) * P.u_s
 
     def __call__(self, data: AllocationData, wrench: Float[Array, "6"]) -> Allocation:
         return _result(data, wrench, self.inputs(data.G, data.u_min, data.u_max, wrench), 0.0)
 
 
-def _masked_solve(H: Array, c: Array, fixed: Array, x_fixed: Array) -> Array:
-    """``x`` with ``x_i = x_fixed_i`` where ``fixed`` and ``H_FF x_F = c_F - H_FB x_B`` on the free inputs."""
+def _masked_solve(H: Array, c: Array, fixed: Array, x_fixed: Array, inverses: Array | None = None) -> Array:
+    """``x`` with ``x_i = x_fixed_i`` where ``fixed`` and ``H_FF x_F = c_F - H_FB x_B`` on the free inputs:
+    ``x = Ht^-1 r`` with ``Ht`` = ``H`` on the free rows and columns, the identity on the fixed ones, and
+    ``r = (c - H x_B)`` on the free inputs, ``x_B`` on the fixed ones; ``Ht^-1`` looked up in ``inverses``
+    (:func:`_working_set_inverses`) when given, else solved (:func:`jaxrotor.linalg.spd_solve`)."""
     free = ~fixed
     x_B = jnp.where(fixed, x_fixed, 0.0)
-    Ht = jnp.where(free[:, None] & free[None, :], H, 0.0) + jnp.diag(jnp.where(free, 0.0, 1.0))
-    return linalg.spd_solve(Ht, jnp.where(free, c - H @ x_B, x_B))  # no LAPACK in the tick (jaxrotor.linalg)
+    r = jnp.where(free, c - H @ x_B, x_B)
+    if inverses is not None:  # static: the tabulated inverse of this working set
+        return inverses[_working_set_index(fixed)] @ r
+    return linalg.spd_solve(_working_set_matrix(H, fixed), r)  # no LAPACK in the tick (jaxrotor.linalg)
 
 
-def _box_qp_active_set(H: Array, c: Array, lo: Array, hi: Array, iterations: int) -> tuple[Array, Array]:
+def _working_set_matrix(H: Array, fixed: Array) -> Array:
+    """``Ht`` ``(n, n)``: ``H`` on the free rows and columns, the identity on the ``fixed`` ones."""
+    free = ~fixed
+    return jnp.where(free[:, None] & free[None, :], H, 0.0) + jnp.diag(jnp.where(free, 0.0, 1.0))
+
+
+def _working_set_index(fixed: Array) -> Array:
+    """``()`` int: the working set ``fixed`` ``(n,)`` as the number ``sum_i fixed_i 2^i`` (its row of the table)."""
+    return jnp.sum(jnp.where(fixed, 2 ** jnp.arange(fixed.shape[0], dtype=jnp.int32), 0))
+
+
+def _working_set_inverses(H: Array) -> Array:
+    """``(2^n, n, n)``: ``Ht^-1`` (:func:`_working_set_matrix`) of every working set, row ``sum_i fixed_i 2^i``
+    (:func:`jaxrotor.linalg.spd_solve` against the identity, one ``vmap`` batch; differentiable by its rule)."""
+    n = H.shape[0]
+    sets = (jnp.arange(2**n)[:, None] >> jnp.arange(n)[None, :]) & 1 == 1
+    eye = jnp.eye(n, dtype=H.dtype)
+    return jax.vmap(lambda fixed: linalg.spd_solve(_working_set_matrix(H, fixed), eye))(sets)
+
+
+def _box_qp_active_set(H: Array, c: Array, lo: Array, hi: Array, iterations: int,
+                       inverses: Array | None = None) -> tuple[Array, Array]:
     """Inputs at the lower and upper bound at ``argmin_{lo <= x <= hi} x^T H x / 2 - c^T x`` (primal active set).
 
     ``H`` ``(n, n)`` symmetric positive definite; ``lo``/``hi`` may be infinite. Start:
@@ -345,17 +430,19 @@ def _box_qp_active_set(H: Array, c: Array, lo: Array, hi: Array, iterations: int
     ``> 0`` at an upper bound) most is released; otherwise the iterate moves to the
     first bound on the way and that input is fixed. A step that does neither is a fixed point
     (the next one would solve the same problem again): the loop stops there, after at most
-    ``iterations`` steps, so the masks are those of the full count. Returns two ``(n,)`` bool masks.
+    ``iterations`` steps, so the masks are those of the full count. ``inverses``: the working sets' tabulated
+    inverses (:func:`_working_set_inverses`), or ``None`` to solve each step. Returns two ``(n,)`` bool masks.
     """
     dtype = H.dtype
-    x_free = linalg.spd_solve(H, c)
+    x_free = linalg.spd_solve(H, c) if inverses is None else inverses[0] @ c
     x0 = jnp.clip(x_free, lo, hi)
     tol = 1e3 * jnp.finfo(dtype).eps
 
     def body(state):
         i, _, x, at_lo, at_hi = state
         fixed = at_lo | at_hi
-        x_eq = _masked_solve(H, c, fixed, jnp.where(at_hi, jnp.where(at_hi, hi, 0.0), jnp.where(at_lo, lo, 0.0)))
+        x_eq = _masked_solve(H, c, fixed, jnp.where(at_hi, jnp.where(at_hi, hi, 0.0), jnp.where(at_lo, lo, 0.0)),
+                             inverses)
         p = x_eq - x
         room_hi = jnp.where(p > 0, (hi - x) / jnp.where(p > 0, p, 1.0), jnp.inf)
         room_lo = jnp.where(p < 0, (lo - x) / jnp.where(p < 0, p, 1.0), jnp.inf)

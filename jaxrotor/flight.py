@@ -29,7 +29,8 @@ from jax import Array
 from jaxtyping import Bool, Float
 
 from .allocation import allocation_rank
-from .allocators import AbstractAllocator, Allocation, AllocationData, BoxLS, PseudoInverse, allocation_record
+from .allocators import (BOX_TABLE_MAX_INPUTS, AbstractAllocator, Allocation, AllocationData, BoxLS, PseudoInverse,
+                         allocation_record)
 from .control import AbstractController, axis_wrench, force_direction, primary_axis_wrench, relaxed_force
 from .design.platform import TILT_ANGLES, Platform, is_concrete
 from .dynamics import Actuators, IdealServo, RotorCommand, VehicleState, initial_state
@@ -312,10 +313,10 @@ def flight_computer(platform: Platform, controller: AbstractController, flight: 
             w_des = jnp.where(plan.spins, w_spin, w_des)
             d_integral = jax.tree.map(lambda a, b: jnp.where(plan.spins, a, b), d_spin, d_integral)
         if with_axis:  # static: both bounded problems in one batch
-            tilted, relaxed = _tilted_and_released(plan.data, plan.hover, w_axis, w_des)
+            tilted, relaxed = _tilted_and_released(plan.data, plan.hover, w_axis, w_des, plan.box)
             alloc = jax.tree.map(lambda a, b: jnp.where(plan.tilted, a, b), tilted, alloc)
         else:
-            relaxed = yaw_released_allocation(plan.data, w_des)
+            relaxed = _released_inputs(plan, w_des)
         if spin_up and data.relaxed is not None:  # static: the spinning equilibrium's LQR once the spin is up
             u_lqr, spun = _relaxed_inputs(vehicle, state, f_relaxed, data.relaxed, plan.lost)
             lqr = allocation_record(plan.data.G, plan.data.u_min, plan.data.u_max, w_des, u_lqr)
@@ -366,19 +367,42 @@ def yaw_released_problem(data: AllocationData, w_des: Float[Array, "6"]
     return data.G * keep[:, None], w_des * keep.at[5].set(0.0)
 
 
-def _tilted_and_released(data: AllocationData, hover, w_axis, w_des) -> tuple[Allocation, Allocation]:
+def _tilted_and_released(data: AllocationData, hover, w_axis, w_des, box_problems=None
+                         ) -> tuple[Allocation, Allocation]:
     """:func:`jaxrotor.tilted.axis_allocation` ``(data, hover, w_axis)`` and :func:`yaw_released_allocation`
     ``(data, w_des)`` as one ``vmap`` batch of two box least-squares problems (one active-set solver in the
-    program, not two; each problem keeps its own ridge)."""
-    n, dtype = data.G.shape[1], data.G.dtype
+    program, not two; each problem keeps its own ridge). ``box_problems``: the pair's
+    :class:`~jaxrotor.allocators.BoxProblem` set up beforehand (:attr:`FaultPlan.box`), or ``None``."""
     problems = [axis_problem(data, hover, w_axis), yaw_released_problem(data, w_des)]
-    G = jnp.stack([g for g, _ in problems])
     w = jnp.stack([w for _, w in problems])
-    box = BoxLS()  # the tilted hover's; the yaw-released one differs only in its ridge
-    ridge = jnp.asarray([box.ridge_for(n, dtype), RELEASED_ALLOCATOR.ridge_for(n, dtype)], dtype)
-    u = jax.vmap(box.inputs, in_axes=(0, None, None, 0, 0))(G, data.u_min, data.u_max, w, ridge)
+    if box_problems is None:  # static: set the two problems up here
+        box_problems = _box_pair(data, jnp.stack([g for g, _ in problems]))
+    u = jax.vmap(_BOX.solve)(box_problems, w)
     return (allocation_record(data.G, data.u_min, data.u_max, w_axis, u[0]),
             allocation_record(data.G, data.u_min, data.u_max, w_des, u[1]))
+
+
+#: The box least squares of the tilted hover (:func:`jaxrotor.tilted.axis_allocation`); the yaw-released one,
+#: :data:`RELEASED_ALLOCATOR`, differs only in its ridge.
+_BOX = BoxLS()
+
+
+def _box_pair(data: AllocationData, G_pair, table: bool = False):
+    """The :class:`~jaxrotor.allocators.BoxProblem` of the tilted and yaw-released problems ``G_pair``
+    ``(2, 6, n)`` under ``data``'s bounds, as one batch (leading axis 2), each with its own ridge."""
+    n, dtype = data.G.shape[1], data.G.dtype
+    ridge = jnp.asarray([_BOX.ridge_for(n, dtype), RELEASED_ALLOCATOR.ridge_for(n, dtype)], dtype)
+    return jax.vmap(lambda G, r: _BOX.problem(G, data.u_min, data.u_max, r, table=table))(G_pair, ridge)
+
+
+def _released_inputs(plan, w_des) -> Allocation:
+    """:func:`yaw_released_allocation` ``(plan.data, w_des)``, on the plan's tabulated problem when it has one."""
+    if plan.box is None:  # static
+        return yaw_released_allocation(plan.data, w_des)
+    data = plan.data
+    _, w_y = yaw_released_problem(data, w_des)
+    u = RELEASED_ALLOCATOR.solve(jax.tree.map(lambda x: x[-1], plan.box), w_y)
+    return allocation_record(data.G, data.u_min, data.u_max, w_des, u)
 
 
 class FaultPlan(eqx.Module):
@@ -398,6 +422,10 @@ class FaultPlan(eqx.Module):
         spins: ``()`` bool: released, and the yaw-released hover leaves a remaining rotor idle, so a collinear
             vehicle flies the relaxed (spinning) hover of :func:`jaxrotor.control.primary_axis_wrench`.
         lost: ``()`` int: the rotor with the least known effectiveness (the lost one of a single loss).
+        box: the :class:`~jaxrotor.allocators.BoxProblem` of the bounded allocations, with a leading axis over
+            ``[tilted, yaw-released]`` (``release_yaw = "auto"``) or ``[yaw-released]`` (``"always"``), their
+            working sets' inverses tabulated: built once per phase by :func:`fault_phases`, ``None`` when the plan
+            is built at ``t`` (the problems are then set up at each allocation).
     """
 
     data: AllocationData
@@ -407,6 +435,7 @@ class FaultPlan(eqx.Module):
     lost: Array
     tilted: Bool[Array, ""]
     hover: object = None
+    box: object = None
 
 
 def fault_aware(faults: Faults, data: AllocationData, state: VehicleState, t, weight=None) -> FaultPlan:
@@ -469,16 +498,18 @@ def fault_phases(faults: Faults, data: AllocationData, weight) -> FaultPhases:
     vehicle of weight ``weight`` = ``m g`` [N]: :func:`fault_aware`'s plan for each phase, ``vmap`` over phases."""
     n = data.G.shape[1]
     eta, frozen = known_phases(faults, n)
+    table = n <= BOX_TABLE_MAX_INPUTS  # static: each phase's bounded problems set up with their inverses
     if frozen is None:
-        plans = jax.vmap(lambda e: _phase_plan(faults, data, e, None, weight))(eta)
+        plans = jax.vmap(lambda e: _phase_plan(faults, data, e, None, weight, table))(eta)
     else:
-        plans = jax.vmap(lambda e, f: _phase_plan(faults, data, e, f, weight))(eta, frozen)
+        plans = jax.vmap(lambda e, f: _phase_plan(faults, data, e, f, weight, table))(eta, frozen)
     return FaultPhases(plans=plans, eta=eta, frozen=frozen)
 
 
-def _phase_plan(faults: Faults, data: AllocationData, eta, frozen, weight) -> FaultPlan:
+def _phase_plan(faults: Faults, data: AllocationData, eta, frozen, weight, table: bool = False) -> FaultPlan:
     """:func:`fault_aware`'s plan for the known effectiveness ``eta`` ``(n,)`` and stuck factors ``frozen``
-    ``(n,)`` (or ``None``), with ``held`` zero."""
+    ``(n,)`` (or ``None``), with ``held`` zero; ``table`` (static): with its bounded problems set up and their
+    working sets' inverses tabulated (:attr:`FaultPlan.box`)."""
     col = eta if frozen is None else eta * frozen
     G = data.G * col
     G_pinv = linalg.pinv(G)  # no LAPACK in the tick (jaxrotor.linalg)
@@ -500,8 +531,17 @@ def _phase_plan(faults: Faults, data: AllocationData, eta, frozen, weight) -> Fa
     data_f = eqx.tree_at(lambda d: (d.G, d.G_pinv, d.collective), data, (G, G_pinv, collective))
     if hasattr(data_f, "fault_plans"):
         data_f = eqx.tree_at(lambda d: d.fault_plans, data_f, None, is_leaf=lambda x: x is None)
+    box = None
+    if table and faults.release_yaw == "auto":  # static: the tilted and yaw-released problems
+        G_pair = jnp.stack([axis_problem(data_f, hover_ax, jnp.zeros(6, G.dtype))[0],
+                            yaw_released_problem(data_f, jnp.zeros(6, G.dtype))[0]])
+        box = _box_pair(data_f, G_pair, table=True)
+    elif table and faults.release_yaw == "always":  # static: the yaw-released problem alone
+        G_y = yaw_released_problem(data_f, jnp.zeros(6, G.dtype))[0]
+        box = jax.tree.map(lambda x: x[None], RELEASED_ALLOCATOR.problem(G_y, data.u_min, data.u_max, table=True))
     return FaultPlan(data=data_f, held=jnp.zeros(6, data.G.dtype), released=released,
-                     spins=released & _must_spin(G, col), lost=jnp.argmin(col), tilted=tilted, hover=hover_ax)
+                     spins=released & _must_spin(G, col), lost=jnp.argmin(col), tilted=tilted, hover=hover_ax,
+                     box=box)
 
 
 def _rank(G):

@@ -378,7 +378,7 @@ def test_known_phases_match_the_knowledge_at_each_time():
     between the detections, and the flight computer's plan looked up from them is the plan built at ``t``."""
     from jaxrotor.allocators import prepare_allocation
     from jaxrotor.design.presets import PRESETS
-    from jaxrotor.flight import FaultPhases, fault_aware, fault_phases
+    from jaxrotor.flight import FaultPhases, _released_inputs, _tilted_and_released, fault_aware, fault_phases
 
     f = F.Faults(("rotor_partial", "rotor_stuck", "rotor_loss"), [1, 4, 3], [2.0, 1.0, 1.5], [0.5, 1.0, 0.0],
                  [0.0, 0.2, 0.2])  # detections at 2.0, 1.2, 1.7
@@ -399,8 +399,23 @@ def test_known_phases_match_the_knowledge_at_each_time():
         np.testing.assert_allclose(np.asarray(eta[phase]), np.asarray(F.known_effectiveness(f, 6, t)))
         np.testing.assert_allclose(np.asarray(frozen[phase]), np.asarray(F.known_stuck(f, 6, t)))
         looked_up, built = fault_aware(f, with_table, state, t), fault_aware(f, data, state, t, weight=weight)
-        for a, b in zip(jax.tree.leaves(looked_up), jax.tree.leaves(built)):
+        assert built.box is None and jax.tree.leaves(looked_up.box)  # the phases carry their bounded problems
+        leaves_up, leaves_built = (jax.tree.leaves(eqx.tree_at(lambda p: p.box, plan, None, is_leaf=lambda x: x is None))
+                                   for plan in (looked_up, built))
+        assert len(leaves_up) == len(leaves_built)
+        for a, b in zip(leaves_up, leaves_built):
             np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
+        # the tilted and yaw-released allocations on the tabulated problems are those set up at each call, for a
+        # wrench inside the bounds and for one that saturates (0.1 and 4 times the weight)
+        for scale in (0.1, 4.0):
+            w = jnp.asarray([0.1, -0.2, 1.0, 0.02, -0.01, 0.03]) * scale * float(weight)
+            for a, b in zip(_tilted_and_released(looked_up.data, looked_up.hover, w, w, looked_up.box),
+                            _tilted_and_released(built.data, built.hover, w, w)):
+                np.testing.assert_allclose(np.asarray(a.u), np.asarray(b.u), rtol=0, atol=1e-9 * 4.9e5)
+            np.testing.assert_allclose(np.asarray(_released_inputs(looked_up, w).u),
+                                       np.asarray(_released_inputs(built, w).u), rtol=0, atol=1e-9 * 4.9e5)
+        saturated = _released_inputs(looked_up, w).saturated
+        assert bool(jnp.any(saturated))  # 4 x the weight: a bound is met
     assert isinstance(table, FaultPhases) and bool(looked_up.released | looked_up.tilted)
     assert float(jnp.abs(looked_up.held).max()) > 0  # the stuck rotor's wrench, evaluated at t
     with pytest.raises(ValueError, match="onset"):
