@@ -271,6 +271,9 @@ class BoxLS(AbstractAllocator):
     values are exact and the derivative is that of the solution with its active set
     fixed. With ``n > 6`` rotors ``H`` is singular
     and ``ridge`` makes the solution unique. Static choices select code only.
+    :meth:`problem` sets up the wrench-independent part (:class:`BoxProblem`, optionally with every
+    working set's inverse tabulated, for a ``G`` fixed over many allocations) and :meth:`solve`
+    allocates one wrench on it; :meth:`inputs` is the two in one.
 
     Attributes:
         force_weight: ``w_f`` (static).
