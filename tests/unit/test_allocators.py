@@ -114,38 +114,50 @@ def test_float32_and_bad_weights():
 
 def test_tabulated_working_sets_give_the_solved_inputs_and_gradients():
     """BoxLS.problem(table=True) looks each working set's inverse up instead of factorising: the same inputs (to
-    rounding) for 4, 6 and 8 inputs and the same derivatives with respect to G and the wrench for 4 and 6, inside
-    the box and at its bounds; more than BOX_TABLE_MAX_INPUTS inputs are refused by name."""
+    rounding) for 6 and 8 inputs and the same derivatives with respect to G and the wrench for 6, inside the box
+    and at its bounds; more than BOX_TABLE_MAX_INPUTS inputs are refused by name."""
     from jaxrotor.allocators import BOX_TABLE_MAX_INPUTS, _working_set_index
 
     rng = np.random.default_rng(3)
     box = BoxLS()
+    eps = float(np.finfo(float).eps)
+
+    def u_of(G, w, u_max, table):
+        return box.solve(box.problem(G, jnp.zeros_like(u_max), u_max, table=table), w)
+
+    def loss(G, w, u_max, table):
+        return jnp.sum(jnp.sin(u_of(G, w, u_max, table)))
+
+    @jax.jit
+    @jax.vmap
+    def values(G, w, u_max):  # the solved and the tabulated inputs, and H
+        return u_of(G, w, u_max, False), u_of(G, w, u_max, True), box.problem(G, jnp.zeros_like(u_max), u_max).H
+
+    @jax.jit
+    @jax.vmap
+    def gradients(G, w, u_max):  # the two gradients with respect to (G, w)
+        return [jax.grad(loss, argnums=(0, 1))(G, w, u_max, t) for t in (False, True)]
+
     saturated = 0
-    for trial in range(24):
-        n = (4, 6, 8)[trial % 3]
-        G = jnp.asarray(rng.normal(size=(6, n)))
-        u_min, u_max = jnp.zeros(n), jnp.full(n, float(rng.uniform(0.5, 2.0)))
-        w = jnp.asarray(rng.normal(size=6)) * float(rng.uniform(0.1, 4.0))
-        if trial % 2:  # a wrench the box achieves with every input inside: no bound active
-            w = G @ (u_max * jnp.asarray(rng.uniform(0.2, 0.8, size=n)))
-
-        def u_of(G, w, table):
-            return box.solve(box.problem(G, u_min, u_max, table=table), w)
-
-        u, u_t = u_of(G, w, False), u_of(G, w, True)
-        cond = float(np.linalg.cond(np.asarray(box.problem(G, u_min, u_max).H)))  # 1e2 to 5e4; ~5e9 for n = 8
-        eps = float(np.finfo(float).eps)
-        np.testing.assert_allclose(np.asarray(u_t), np.asarray(u), rtol=0, atol=10 * eps * cond * float(u_max[0]))
-        np.testing.assert_allclose(np.asarray(u), np.asarray(box.inputs(G, u_min, u_max, w)), rtol=0, atol=0)
-        saturated += int(np.any((np.asarray(u) <= 0) | (np.asarray(u) >= float(u_max[0]))))
-        if n > 6:  # G has a null space held by the ridge 1e-9 alone: the derivative is rounding-dominated in
-            continue  # either method (cond(H)^2 eps ~ 5e3), so only the inputs are compared
-        tol = 100 * eps * cond**2  # the derivative of H^-1 amplifies rounding by about cond(H)^2
-        for arg in (0, 1):
-            g = jax.grad(lambda G, w: jnp.sum(jnp.sin(u_of(G, w, False))), argnums=arg)(G, w)
-            g_t = jax.grad(lambda G, w: jnp.sum(jnp.sin(u_of(G, w, True))), argnums=arg)(G, w)
-            np.testing.assert_allclose(np.asarray(g_t), np.asarray(g), rtol=0,
-                                       atol=tol * max(1.0, float(jnp.max(jnp.abs(g)))))
+    for n in (6, 8):
+        G = rng.normal(size=(12, 6, n))
+        u_max = np.repeat(rng.uniform(0.5, 2.0, size=(12, 1)), n, axis=1)
+        w = rng.normal(size=(12, 6)) * rng.uniform(0.1, 4.0, size=(12, 1))
+        inside = u_max[1::2] * rng.uniform(0.2, 0.8, size=(6, n))  # every other wrench achievable with no bound met
+        w[1::2] = np.einsum("bij,bj->bi", G[1::2], inside)
+        G, w, u_max = jnp.asarray(G), jnp.asarray(w), jnp.asarray(u_max)
+        u, u_t, H = jax.tree.map(np.asarray, values(G, w, u_max))
+        u_max = np.asarray(u_max)
+        cond = np.linalg.cond(H)  # 1e2 to 5e4 for n = 6; ~5e9 for n = 8 (the ridge 1e-9 holds G's null space)
+        np.testing.assert_array_less(np.max(np.abs(u_t - u), axis=1), 10 * eps * cond * u_max[:, 0])
+        saturated += int(np.sum(np.any((u <= 0) | (u >= u_max), axis=1)))
+        if n > 6:  # the derivative is rounding-dominated in either method there (cond(H)^2 eps ~ 5e3): inputs only
+            continue
+        for g, g_t in zip(*jax.tree.map(np.asarray, gradients(G, w, jnp.asarray(u_max)))):
+            g, g_t = g.reshape(12, -1), g_t.reshape(12, -1)
+            # the derivative of H^-1 amplifies rounding by about cond(H)^2
+            scale = np.maximum(1.0, np.max(np.abs(g), axis=1))
+            np.testing.assert_array_less(np.max(np.abs(g_t - g), axis=1), 100 * eps * cond**2 * scale)
     assert 6 <= saturated <= 18  # both kinds of working set were met (an interior wrench of n = 8 may saturate)
     # the table's row of a working set: fixed inputs 0 and 2 of 4 -> 1 + 4
     assert int(_working_set_index(jnp.asarray([True, False, True, False]))) == 5

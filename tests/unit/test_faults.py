@@ -373,12 +373,21 @@ def test_a_lost_quadrotor_rotor_drops_the_rank_in_either_precision(dtype):
     assert bool(_must_spin(G, col))
 
 
+@jax.jit
+def _three_allocations(plan, w):
+    """The tilted hover's, the yaw-released (batched) and the yaw-released (alone) allocations of ``w`` under
+    ``plan``, on its tabulated problems when it has them."""
+    from jaxrotor.flight import _released_inputs, _tilted_and_released
+
+    return (*_tilted_and_released(plan.data, plan.hover, w, w, plan.box), _released_inputs(plan, w))
+
+
 def test_known_phases_match_the_knowledge_at_each_time():
     """The phases of a step-onset fault list (built once per flight) are the known effectiveness and stuck factors
     between the detections, and the flight computer's plan looked up from them is the plan built at ``t``."""
     from jaxrotor.allocators import prepare_allocation
     from jaxrotor.design.presets import PRESETS
-    from jaxrotor.flight import FaultPhases, _released_inputs, _tilted_and_released, fault_aware, fault_phases
+    from jaxrotor.flight import FaultPhases, fault_aware, fault_phases
 
     f = F.Faults(("rotor_partial", "rotor_stuck", "rotor_loss"), [1, 4, 3], [2.0, 1.0, 1.5], [0.5, 1.0, 0.0],
                  [0.0, 0.2, 0.2])  # detections at 2.0, 1.2, 1.7
@@ -409,13 +418,10 @@ def test_known_phases_match_the_knowledge_at_each_time():
         # wrench inside the bounds and for one that saturates (0.1 and 4 times the weight)
         for scale in (0.1, 4.0):
             w = jnp.asarray([0.1, -0.2, 1.0, 0.02, -0.01, 0.03]) * scale * float(weight)
-            for a, b in zip(_tilted_and_released(looked_up.data, looked_up.hover, w, w, looked_up.box),
-                            _tilted_and_released(built.data, built.hover, w, w)):
+            tabulated, set_up = _three_allocations(looked_up, w), _three_allocations(built, w)
+            for a, b in zip(tabulated, set_up):
                 np.testing.assert_allclose(np.asarray(a.u), np.asarray(b.u), rtol=0, atol=1e-9 * 4.9e5)
-            np.testing.assert_allclose(np.asarray(_released_inputs(looked_up, w).u),
-                                       np.asarray(_released_inputs(built, w).u), rtol=0, atol=1e-9 * 4.9e5)
-        saturated = _released_inputs(looked_up, w).saturated
-        assert bool(jnp.any(saturated))  # 4 x the weight: a bound is met
+        assert bool(jnp.any(tabulated[2].saturated))  # 4 x the weight: a bound is met
     assert isinstance(table, FaultPhases) and bool(looked_up.released | looked_up.tilted)
     assert float(jnp.abs(looked_up.held).max()) > 0  # the stuck rotor's wrench, evaluated at t
     with pytest.raises(ValueError, match="onset"):
