@@ -198,7 +198,8 @@ def _erk_step_scan(tab: diffrax.ButcherTableau, f, t0, t1, y0, f0, per_iteration
     return y1, {"y0": y0, "y1": y1, "k": ks}, (f_last if tab.fsal else None)
 
 
-def _stepper(solver, flat_field, args, unroll: bool | str | int, t_a, t_b, y0, wrap_field=lambda field: field):
+def _stepper(solver, flat_field, args, unroll: bool | str | int, t_a, t_b, y0, wrap_field=lambda field: field,
+             first_value: bool = True):
     """``(state0, one_step)`` of ``solver`` on the flat vector field ``flat_field(t, y, args)``.
 
     ``one_step(y, state, t_a, t_b) -> (y1, dense_info, state1, result)``: an explicit
@@ -207,11 +208,16 @@ def _stepper(solver, flat_field, args, unroll: bool | str | int, t_a, t_b, y0, w
     ``state`` the first-same-as-last value ``f(t, y)`` (``None`` for other tableaus); any other
     solver through its own ``step`` from ``solver.init`` over the first step ``(t_a, t_b)``.
     ``wrap_field`` wraps the field every stage of ``one_step`` evaluates (the checkpoint's ``wrap_field``).
+    ``first_value=False`` (static) leaves the first-same-as-last value of ``state0`` zero instead of evaluating
+    ``f(t_a, y0)``: for a caller whose first step has zero length, which computes it (its stages all evaluate
+    ``f(t_a, y0)`` and return it as the step's last-stage value).
     """
     ok = diffrax.RESULTS.successful
     tableau = _explicit_tableau(solver)
     if tableau is not None:
-        state0 = flat_field(t_a, y0, args) if tableau.fsal else None
+        state0 = None
+        if tableau.fsal:  # static
+            state0 = flat_field(t_a, y0, args) if first_value else jnp.zeros_like(y0)
 
         if unroll == "auto":  # written out for short methods (the measured trade, Integrator.unroll)
             unroll = len(tableau.b_sol) <= UNROLL_MAX_STAGES

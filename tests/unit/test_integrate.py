@@ -370,3 +370,37 @@ def test_a_one_slot_loop_is_its_body_called_once(n):
     assert np.array_equal(got[0], want[0]) and int(got[1]) == int(want[1]) == n
     prims = {e.primitive.name for e in jax.make_jaxpr(lambda c: _scan(body, c, xs))(c0).jaxpr.eqns}
     assert ("scan" in prims) == (n > 1)
+
+
+@pytest.mark.parametrize("unroll", [False, True])
+def test_a_first_same_as_last_method_takes_its_first_value_inside_the_loop(unroll):
+    """Tsit5 (first same as last) on a fixed step: its first value ``f(t0, y0)`` comes from a first save interval of
+    zero-length steps inside the loop, so the vector field is traced once (the stages' field is one
+    ``jax.checkpoint``-wrapped function, scanned or written out) and not once more before the loop; the saved
+    states and the gradient are diffeqsolve's with ``StepTo`` to rounding."""
+    calls = []
+
+    def field(t, y, args):
+        calls.append(t)
+        return {"x": y["v"], "v": -args * jnp.sin(y["x"]) + 0.3 * jnp.cos(2.0 * t)}
+
+    ts = np.linspace(0.0, 1.0, 11)
+
+    def solve(k, scan):
+        return integrate(field, {"x": jnp.asarray(0.4), "v": jnp.asarray(0.1)}, 0.0, 1.0, args=k, ts=ts,
+                         integrator=Integrator(solver=diffrax.Tsit5(), adaptive=False, dt=0.025, scan=scan,
+                                               unroll=unroll))
+
+    jax.make_jaxpr(lambda k: solve(k, True))(jnp.asarray(3.0))
+    assert len(calls) == 1
+    a, b = jax.jit(solve, static_argnums=1)(jnp.asarray(3.0), True), solve(jnp.asarray(3.0), False)
+    for key in ("x", "v"):
+        np.testing.assert_allclose(np.asarray(a.ys[key]), np.asarray(b.ys[key]), rtol=0, atol=1e-14)
+    np.testing.assert_array_equal(np.asarray(a.ts), np.asarray(b.ts))
+    assert int(a.stats["num_accepted_steps"]) == 40
+
+    def loss(k, scan):
+        return jnp.sum(solve(k, scan).ys["x"] ** 2)
+
+    g, g_ref = float(jax.jit(jax.grad(loss), static_argnums=1)(3.0, True)), float(jax.grad(loss)(3.0, False))
+    assert g == pytest.approx(g_ref, rel=1e-12)
