@@ -6,8 +6,8 @@ give the analytic mass to 1e-16, a CoM 0.27 mm lower and the inertia about it to
 J_yy +0.070 %, J_zz +0.178 %; built from the platform's own parts the frame's inertial absorbs that, and the engine
 equals the analytic layer to 3e-15 (mass, inertia, spin inertia J_r), the CoM on the origin, no hub
 shift. fit_parts reproduces a typed-in mass and diagonal inertia to 2e-10 (cs_4r, hex_s550: flat
-builds) and 3e-15 (a tilted star hexarotor). The paper hexarotor's MJCF is byte-identical to the one
-before the physics layer took the design's parts.
+builds) and 3e-15 (a tilted star hexarotor). The paper hexarotor's MJCF is the one from before the physics
+layer took the design's parts: the same elements and attributes, its numbers equal to 1e-12.
 """
 
 import dataclasses
