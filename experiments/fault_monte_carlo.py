@@ -2,10 +2,10 @@
 
 The vehicle and controller are ``configs/paper_reproduction.toml`` (Table II hexarotor, Table III gains, exact
 pseudo-inverse with unbounded inputs, ideal motors), hovering at 1 m for ``HORIZON`` s and integrated by Tsit5
-with a fixed 2 ms step (the setting of ``tests/unit/test_faults.py``). Flight ``i`` gets its own ``jax.random``
-key (``Flight.key``), from which :func:`jaxrotor.fault_stats.random_fault_mix` draws its fault: a uniformly
-random rotor, a time uniform in ``T_RANGE``, a whole rotor loss with probability ``LOSS_SHARE`` and otherwise a
-partial loss whose effectiveness is uniform in ``[0, 1]``; the flight computer learns of it after 50 ms and
+with a fixed 2 ms step (the setting of ``tests/integration/test_fault_flights.py``). Flight ``i`` gets its own
+``jax.random`` key (``Flight.key``), from which :func:`jaxrotor.fault_stats.random_fault_mix` draws its fault: a
+uniformly random rotor, a time uniform in ``T_RANGE``, a whole rotor loss with probability ``LOSS_SHARE`` and
+otherwise a partial loss whose effectiveness is uniform in ``[0, 1]``; the flight computer learns of it after 50 ms and
 releases yaw when the fault needs it (``release_yaw = "auto"``). All ``N`` flights (``--quick``: 16) are one
 ``jax.jit(jax.vmap(member))`` over the keys: one compilation, one call; each member is judged in the same program
 by :func:`jaxrotor.verdict.fault_outcome_code` (3 s after the fault: position within 0.1 m, attitude within

@@ -27,7 +27,7 @@ from jaxrotor.optimize import objectives as ob
 from jaxrotor.optimize.parameters import rederive
 from jaxrotor.workflows.sweep import run_sweep, sweep_from_dict
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 HOVER = ROOT / "configs" / "electric_hover.toml"
 EXAMPLE = ROOT / "configs" / "optimize_endurance.toml"
 

@@ -38,7 +38,7 @@ from jaxrotor.physics.mjcf import ModelOptions
 from jaxrotor.reference import Hover
 from jaxrotor.verdict import fault_outcome
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 BASE = (ROOT / "configs" / "paper_reproduction.toml").read_text().replace('compare = "paper_realistic.toml"', "")
 RATE = 500.0  # Hz: two 1 ms engine steps per tick
 RK4_1MS = jr.Integrator(solver=RK4(), adaptive=False, dt=1e-3)
