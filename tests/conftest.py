@@ -42,7 +42,7 @@ os.environ.setdefault("JAXROTOR_CPU_DEVICES", "1")
 # docs/benchmarks.md "Compilation: XLA's CPU fusion emitters"): the suite's time is mostly compilation. Set before JAX
 # starts, so the workers, the in-process CLI calls and the subprocesses compile alike and share the persistent cache
 # (its key holds XLA_FLAGS). JAXROTOR_FUSION_EMITTERS=1 runs the suite with XLA's default code generation instead;
-# tests/unit/test_cli_setup.py flies a flight under both and compares them.
+# tests/integration/test_compile_flag_flight.py flies a flight under both and compares them.
 if (os.environ.get("JAXROTOR_FUSION_EMITTERS", "").strip() != "1"
         and "xla_cpu_use_fusion_emitters" not in os.environ.get("XLA_FLAGS", "")):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_use_fusion_emitters=false").strip()

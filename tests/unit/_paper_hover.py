@@ -1,6 +1,6 @@
 """The paper hexarotor's use-case config turned into a 3 s hover at 1 m on a fixed step: the flight the fault
-tests fly (tests/unit/test_fault_stats.py, optimize/test_fault_objective.py; tests/integration/test_fault_flights.py,
-test_fault_objective_flights.py)."""
+tests fly (tests/unit/optimize/test_fault_objective.py; tests/integration/test_fault_flights.py,
+test_fault_objective_flights.py, test_fault_stats_flights.py)."""
 
 from pathlib import Path
 
