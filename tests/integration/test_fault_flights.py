@@ -19,6 +19,7 @@ from unit._paper_hover import paper_hover_toml
 
 HOVER = paper_hover_toml(0.002)
 
+
 @pytest.fixture(scope="module")
 def partial():
     """The paper hexarotor (unbounded inputs) hovering; rotor 2 keeps 40 % of its thrust from 1 s."""
