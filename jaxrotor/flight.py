@@ -495,9 +495,14 @@ class FaultPhases(eqx.Module):
 
 def fault_phases(faults: Faults, data: AllocationData, weight) -> FaultPhases:
     """The :class:`FaultPhases` of a step-onset ``faults`` (``onset = 0``) on the fixed geometry ``data``, for a
-    vehicle of weight ``weight`` = ``m g`` [N]: :func:`fault_aware`'s plan for each phase, ``vmap`` over phases."""
+    vehicle of weight ``weight`` = ``m g`` [N]: :func:`fault_aware`'s plan for each phase, ``vmap`` over phases.
+    The phases (``eta``, ``frozen``, the plans) are in the dtype of ``data.G``, whatever the dtype of the fault
+    times."""
     n = data.G.shape[1]
     eta, frozen = known_phases(faults, n)
+    # the phases take the allocation's dtype: a float32 vehicle's plans stay float32 whatever the fault times' dtype
+    eta = eta.astype(data.G.dtype)
+    frozen = None if frozen is None else frozen.astype(data.G.dtype)
     table = n <= BOX_TABLE_MAX_INPUTS  # static: each phase's bounded problems set up with their inverses
     if frozen is None:
         plans = jax.vmap(lambda e: _phase_plan(faults, data, e, None, weight, table))(eta)

@@ -235,3 +235,24 @@ def test_a_lost_quadrotor_rotor_drops_the_rank_in_either_precision(dtype):
     G = G0 * col
     assert int(_rank(G0)) == 4 and int(_rank(G)) == 3  # rank lost: fault_aware releases yaw
     assert bool(_must_spin(G, col))
+
+
+def test_a_float32_vehicle_keeps_its_fault_phases_in_float32():
+    """The phases of a fault list with float64 times (this process runs x64) on a float32 vehicle: the known
+    effectiveness, the stuck factors and every array of the phases' plans are float32, the factors those of
+    :func:`jaxrotor.faults.known_phases`."""
+    import equinox as eqx
+
+    from jaxrotor.allocators import prepare_allocation
+    from jaxrotor.design.presets import PRESETS
+    from jaxrotor.flight import fault_phases
+
+    f = F.Faults(("rotor_partial", "rotor_stuck"), [1, 4], [2.0, 1.0], [0.5, 1.0], [0.0, 0.2])
+    assert f.time.dtype == jnp.float64
+    p = jax.tree.map(lambda x: x.astype(jnp.float32) if eqx.is_inexact_array(x) else x, PRESETS["paper_hexarotor"]())
+    phases = eqx.filter_jit(fault_phases)(f, prepare_allocation(p), p.mass * p.gravity)
+    leaves = [x for x in jax.tree.leaves(phases) if eqx.is_inexact_array(x)]
+    assert leaves and {x.dtype for x in leaves} == {jnp.dtype(jnp.float32)}
+    eta, frozen = F.known_phases(f, 6)
+    np.testing.assert_array_equal(np.asarray(phases.eta), np.asarray(eta))  # 0.5 and 1: exact in float32
+    np.testing.assert_array_equal(np.asarray(phases.frozen), np.asarray(frozen))
